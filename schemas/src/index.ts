@@ -7,23 +7,55 @@
  */
 import { readFileSync } from 'node:fs';
 
-export const TOPICS = {
-  ingest: 'tributary.ingest.v1',
-  config: 'tributary.config.v1',
-  deliveries: 'tributary.deliveries.v1',
-  deadLetters: 'tributary.deliveries.dlq.v1',
-  audiences: 'tributary.audiences.v1',
-} as const;
-
-/** One topic per distinct retry delay, so every partition of a tier is in due order. */
-export function retryTopic(tier: string): string {
-  if (!/^[0-9a-z]+$/.test(tier)) throw new Error(`invalid retry tier label: ${tier}`);
-  return `tributary.retry.${tier}.v1`;
+/**
+ * Topic names of one Tributary deployment. The namespace (default `tributary`, setting
+ * TOPIC_NAMESPACE) prefixes every topic and consumer group, so several pipelines — or
+ * several test runs — can share one Kafka cluster without seeing each other.
+ */
+export interface TopicNames {
+  namespace: string;
+  ingest: string;
+  config: string;
+  deliveries: string;
+  deadLetters: string;
+  audiences: string;
+  /** Deduplication state of the router (compacted + time-limited). */
+  dedup: string;
+  /** One topic per distinct retry delay, so every partition of a tier is in due order. */
+  retry(tier: string): string;
+  /** The tier label of a retry topic name, or undefined when it is not one. */
+  retryTier(topic: string): string | undefined;
 }
 
-export const RETRY_TOPIC_PATTERN = /^tributary\.retry\.([0-9a-z]+)\.v1$/;
+const NAMESPACE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
-export type SchemaName = 'ingest' | 'config' | 'delivery' | 'retry' | 'dlq' | 'audiences';
+export function topicNames(namespace = 'tributary'): TopicNames {
+  if (!NAMESPACE.test(namespace)) {
+    throw new Error(`invalid topic namespace "${namespace}": use 1-63 lower-case letters, digits, "_" or "-"`);
+  }
+  const retryPattern = new RegExp(`^${namespace}\\.retry\\.([0-9a-z]+)\\.v1$`);
+  return {
+    namespace,
+    ingest: `${namespace}.ingest.v1`,
+    config: `${namespace}.config.v1`,
+    deliveries: `${namespace}.deliveries.v1`,
+    deadLetters: `${namespace}.deliveries.dlq.v1`,
+    audiences: `${namespace}.audiences.v1`,
+    dedup: `${namespace}.dedup.v1`,
+    retry(tier) {
+      if (!/^[0-9a-z]+$/.test(tier)) throw new Error(`invalid retry tier label: ${tier}`);
+      return `${namespace}.retry.${tier}.v1`;
+    },
+    retryTier(topic) {
+      return retryPattern.exec(topic)?.[1];
+    },
+  };
+}
+
+/** The default deployment's topics — the contract documented in the README. */
+export const TOPICS = topicNames();
+
+export type SchemaName = 'ingest' | 'config' | 'delivery' | 'retry' | 'dlq' | 'audiences' | 'dedup';
 
 /** A raw Avro record schema as parsed from its `.avsc` file. */
 export interface RawRecordSchema {
@@ -44,15 +76,6 @@ export function loadSchema(name: SchemaName): RawRecordSchema {
   }
   return schema;
 }
-
-/** Which schema each fixed topic's values use. Retry tier topics all use `retry`. */
-export const TOPIC_SCHEMAS: Record<Exclude<keyof typeof TOPICS, never>, SchemaName> = {
-  ingest: 'ingest',
-  config: 'config',
-  deliveries: 'delivery',
-  deadLetters: 'dlq',
-  audiences: 'audiences',
-};
 
 export type MessageType = 'identify' | 'track' | 'page' | 'screen' | 'group' | 'alias' | 'delete';
 
@@ -168,6 +191,11 @@ export interface AudienceMembership {
   sourceId: string;
   member: boolean;
   updatedAt: number;
+}
+
+/** Value of the router's dedup topic (key `<sourceId>/<messageId>`). */
+export interface DedupEntry {
+  firstSeenAt: number;
 }
 
 export function deliveryKey(destinationId: string, messageId: string): string {

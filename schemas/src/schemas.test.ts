@@ -1,0 +1,80 @@
+import avro from 'avsc';
+import { describe, expect, it } from 'vitest';
+import {
+  loadSchema,
+  TOPICS,
+  topicNames,
+  type AudienceMembership,
+  type ConfigEntry,
+  type DeadLetter,
+  type Delivery,
+  type IngestMessage,
+  type RetryRecord,
+  type SchemaName,
+} from './index.js';
+
+const type = (name: SchemaName) => avro.Type.forSchema(loadSchema(name) as unknown as avro.Schema);
+
+const delivery: Delivery = {
+  deliveryId: 'crm-hooks/m-1',
+  destinationId: 'crm-hooks',
+  sourceId: 'web',
+  messageId: 'm-1',
+  messageType: 'track',
+  body: Buffer.from('{"version":1}'),
+  receivedAt: 1,
+  routedAt: 2,
+  attempts: 0,
+  firstAttemptAt: null,
+  lastError: null,
+  lastStatus: null,
+  replays: 0,
+};
+
+describe('Avro schemas', () => {
+  it('all parse', () => {
+    for (const name of ['ingest', 'config', 'delivery', 'retry', 'dlq', 'audiences', 'dedup'] as const) {
+      expect(() => type(name)).not.toThrow();
+    }
+  });
+
+  it('embed exactly the Delivery record in retry and dead-letter values', () => {
+    const standalone = loadSchema('delivery');
+    for (const name of ['retry', 'dlq'] as const) {
+      const embedded = loadSchema(name).fields.find((field) => field.name === 'delivery')!.type;
+      expect(embedded).toEqual(standalone);
+    }
+  });
+
+  it('accept values of the TypeScript shapes, and round-trip them', () => {
+    const ingest: IngestMessage = {
+      messageId: 'm-1', type: 'alias', sourceId: 'web', userId: 'u', anonymousId: null, timestamp: 1, originalTimestamp: null,
+      sentAt: null, receivedAt: 2, event: null, name: null, category: null, groupId: null, previousId: 'a', properties: null,
+      traits: null, context: '{}', integrations: null,
+    };
+    const config: ConfigEntry = {
+      entity: { id: 'd', name: 'd', type: 'webhooks', sources: ['web'], enabled: true, settings: { sharedSecret: null, standardWebhooksSecret: null, webhooks: [{ url: 'https://x', headers: { a: 'b' } }] } },
+      updatedAt: 3,
+    };
+    const retry: RetryRecord = { delivery, dueAt: 5, tier: '10s' };
+    const dead: DeadLetter = { delivery, reason: 'expired', status: 503, error: 'gave up', deadAt: 6 };
+    const membership: AudienceMembership = { audience: 'High Value', userId: 'u', sourceId: 'web', member: true, updatedAt: 7 };
+    const cases: Array<[SchemaName, unknown]> = [['ingest', ingest], ['config', config], ['delivery', delivery], ['retry', retry], ['dlq', dead], ['audiences', membership]];
+    for (const [name, value] of cases) {
+      const t = type(name);
+      expect(t.isValid(value), name).toBe(true);
+      expect(t.fromBuffer(t.toBuffer(value))).toEqual(value);
+    }
+  });
+
+  it('names topics within a namespace, retry tiers after their delay', () => {
+    expect(TOPICS.ingest).toBe('tributary.ingest.v1');
+    expect(TOPICS.retry('10s')).toBe('tributary.retry.10s.v1');
+    expect(() => TOPICS.retry('1 h')).toThrow();
+    const isolated = topicNames('t-42');
+    expect(isolated.deadLetters).toBe('t-42.deliveries.dlq.v1');
+    expect(isolated.retryTier('t-42.retry.100ms.v1')).toBe('100ms');
+    expect(isolated.retryTier('tributary.retry.100ms.v1')).toBeUndefined();
+    expect(() => topicNames('Bad.Name')).toThrow(/namespace/);
+  });
+});

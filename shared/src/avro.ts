@@ -1,0 +1,175 @@
+/**
+ * Avro values on Kafka in the Confluent wire format (magic byte 0, 4-byte schema id,
+ * Avro binary), with schemas registered in a Confluent-compatible registry under the
+ * topic-name strategy (`<topic>-value`) and BACKWARD compatibility.
+ *
+ * Registration and schema look-ups go through @kafkajs/confluent-schema-registry. Values
+ * are encoded with the writer type this process registered and decoded into the schema
+ * this process was built with (the reader), through an avsc resolver cached per writer
+ * id — the library would rebuild reader type and resolver on every decode, which is too
+ * slow for the per-message path, and without a reader schema a record written by an
+ * older or newer producer would reach the code in the writer's shape.
+ */
+import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import avro from 'avsc';
+import { loadSchema, type RawRecordSchema, type SchemaName } from '@tributary/schemas';
+import type { Logger } from './logger.js';
+
+const MAGIC_BYTE = 0;
+const HEADER_BYTES = 5;
+
+export type Compatibility = 'BACKWARD' | 'BACKWARD_TRANSITIVE' | 'FORWARD' | 'FULL' | 'NONE';
+
+export class AvroEncodeError extends Error {
+  constructor(
+    readonly topic: string,
+    readonly paths: string[],
+  ) {
+    super(`value does not match the ${topic} schema at: ${paths.join(', ') || '(root)'}`);
+    this.name = 'AvroEncodeError';
+  }
+}
+
+interface TopicBinding {
+  schemaId: number;
+  type: avro.Type;
+}
+
+export interface AvroCodecOptions {
+  registryUrl: string;
+  logger: Logger;
+  compatibility?: Compatibility;
+}
+
+export function subjectFor(topic: string): string {
+  return `${topic}-value`;
+}
+
+export class AvroCodec {
+  private readonly registry: SchemaRegistry;
+  private readonly bindings = new Map<string, TopicBinding>();
+  private readonly readers = new Map<SchemaName, avro.Type>();
+  private readonly resolvers = new Map<string, avro.Resolver | null>();
+  private readonly writerFetches = new Map<number, Promise<avro.Type>>();
+
+  readonly registryUrl: string;
+
+  constructor(private readonly options: AvroCodecOptions) {
+    this.registryUrl = options.registryUrl.replace(/\/$/, '');
+    this.registry = new SchemaRegistry({ host: this.registryUrl, retry: { retries: 5, initialRetryTimeInSecs: 0.2, maxRetryTimeInSecs: 2 } });
+  }
+
+  /**
+   * Sets the subject's compatibility level, then registers the schema (a no-op when the
+   * registry already holds it). The level is set first so that the new version is
+   * checked against the existing ones; an incompatible schema makes this throw.
+   */
+  async register(topic: string, name: SchemaName): Promise<number> {
+    const id = await this.registerSchema(topic, loadSchema(name));
+    this.bindings.set(topic, { schemaId: id, type: this.reader(name) });
+    return id;
+  }
+
+  /** Registers any record schema under `<topic>-value` (used by `register` and by evolution tests). */
+  async registerSchema(topic: string, raw: RawRecordSchema): Promise<number> {
+    const subject = subjectFor(topic);
+    const level = this.options.compatibility ?? 'BACKWARD';
+    await this.setCompatibility(subject, level);
+    const { id } = await this.registry.register(
+      { type: SchemaType.AVRO, schema: JSON.stringify(raw) },
+      // The library types `compatibility` as its own string enum with these same names.
+      { subject, compatibility: level as never },
+    );
+    this.options.logger.debug({ topic, subject, schemaId: id }, 'schema registered');
+    return id;
+  }
+
+  async registerAll(topics: Array<{ topic: string; schema: SchemaName }>): Promise<void> {
+    for (const { topic, schema } of topics) await this.register(topic, schema);
+  }
+
+  private async setCompatibility(subject: string, level: Compatibility): Promise<void> {
+    // Several services (or replicas) start together and set the same subject's level at
+    // once; Apicurio answers all but one of those first PUTs with 409 "rule already exists".
+    // Once the rule exists a PUT succeeds, so a conflict is retried.
+    for (let attempt = 1; ; attempt++) {
+      const response = await fetch(`${this.registryUrl}/config/${encodeURIComponent(subject)}`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' },
+        body: JSON.stringify({ compatibility: level }),
+      });
+      if (response.ok) return;
+      const detail = await response.text();
+      if (response.status !== 409 || attempt >= 10) {
+        throw new Error(`schema registry refused compatibility ${level} for ${subject}: ${response.status} ${detail}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
+  }
+
+  /** The avsc type for one of our schemas; also used for validation in tests and ingest. */
+  reader(name: SchemaName): avro.Type {
+    let type = this.readers.get(name);
+    if (!type) {
+      type = avro.Type.forSchema(loadSchema(name) as unknown as avro.Schema);
+      this.readers.set(name, type);
+    }
+    return type;
+  }
+
+  schemaId(topic: string): number {
+    return this.binding(topic).schemaId;
+  }
+
+  private binding(topic: string): TopicBinding {
+    const binding = this.bindings.get(topic);
+    if (!binding) throw new Error(`no schema registered for topic ${topic}; call register() at start-up`);
+    return binding;
+  }
+
+  encode(topic: string, value: unknown): Buffer {
+    const { schemaId, type } = this.binding(topic);
+    let body: Buffer;
+    try {
+      body = type.toBuffer(value);
+    } catch {
+      const paths: string[] = [];
+      type.isValid(value, { errorHook: (path) => paths.push(path.join('.')) });
+      throw new AvroEncodeError(topic, paths);
+    }
+    const header = Buffer.allocUnsafe(HEADER_BYTES);
+    header.writeUInt8(MAGIC_BYTE, 0);
+    header.writeUInt32BE(schemaId, 1);
+    return Buffer.concat([header, body], HEADER_BYTES + body.length);
+  }
+
+  /** Decodes into the shape of `name`, resolving from whatever schema the writer used. */
+  async decode<T>(name: SchemaName, buffer: Buffer): Promise<T> {
+    if (buffer.length < HEADER_BYTES || buffer.readUInt8(0) !== MAGIC_BYTE) {
+      throw new Error('not a Confluent-framed Avro value (missing magic byte 0)');
+    }
+    const writerId = buffer.readUInt32BE(1);
+    const reader = this.reader(name);
+    const key = `${name}:${writerId}`;
+    let resolver = this.resolvers.get(key);
+    if (resolver === undefined) {
+      const writer = await this.writerType(writerId);
+      resolver = writer.equals(reader) ? null : reader.createResolver(writer);
+      this.resolvers.set(key, resolver);
+    }
+    const payload = buffer.subarray(HEADER_BYTES);
+    return (resolver ? reader.fromBuffer(payload, resolver) : reader.fromBuffer(payload)) as T;
+  }
+
+  private writerType(id: number): Promise<avro.Type> {
+    let pending = this.writerFetches.get(id);
+    if (!pending) {
+      pending = this.registry.getSchema(id).then((schema) => schema as unknown as avro.Type);
+      pending.catch(() => this.writerFetches.delete(id));
+      this.writerFetches.set(id, pending);
+    }
+    return pending;
+  }
+}
+
+export type { RawRecordSchema };

@@ -1,0 +1,61 @@
+/**
+ * The HTTP edge every service shares: a Fastify instance with /healthz (the process is
+ * alive), /readyz (it has caught up and can do its work; 503 before that and while
+ * shutting down) and /metrics. Ingest adds its API to the same instance; the other
+ * services only serve these three routes. Fastify was chosen for routing, content-type
+ * parsing and schema-backed validation that are fast and well kept.
+ */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
+
+export interface Readiness {
+  /** Named checks; the service is ready when every one is true. */
+  set(name: string, ready: boolean): void;
+  isReady(): boolean;
+  snapshot(): Record<string, boolean>;
+}
+
+export function createReadiness(): Readiness {
+  const checks = new Map<string, boolean>();
+  return {
+    set: (name, ready) => void checks.set(name, ready),
+    isReady: () => checks.size > 0 && [...checks.values()].every(Boolean),
+    snapshot: () => Object.fromEntries(checks),
+  };
+}
+
+export interface HttpServerOptions {
+  logger: Logger;
+  metrics: Metrics;
+  readiness: Readiness;
+  /** Largest request body accepted, in bytes (Fastify rejects larger with 413). */
+  bodyLimit?: number;
+}
+
+export type HttpServer = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger>;
+
+export function createHttpServer({ logger, metrics, readiness, bodyLimit }: HttpServerOptions): HttpServer {
+  const app = Fastify({
+    loggerInstance: logger.child({ component: 'http' }) as FastifyBaseLogger,
+    disableRequestLogging: true,
+    bodyLimit: bodyLimit ?? 1024 * 1024,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_request, reply) => {
+    const ready = readiness.isReady();
+    return reply.code(ready ? 200 : 503).send({ ready, checks: readiness.snapshot() });
+  });
+  app.get('/metrics', async (_request, reply) => {
+    const body = await metrics.registry.metrics();
+    return reply.type(metrics.registry.contentType).send(body);
+  });
+  return app;
+}
+
+export async function listen(app: HttpServer, port: number, host = '0.0.0.0'): Promise<string> {
+  return app.listen({ port, host });
+}

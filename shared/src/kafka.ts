@@ -1,0 +1,138 @@
+/**
+ * kafkajs wiring shared by every service: one client per process, logs through pino,
+ * producers that are idempotent with acks=all, consumers with short fetch waits (the
+ * kafkajs default waits up to 5 s for data, which would dominate delivery latency), and
+ * idempotent topic creation.
+ */
+import {
+  Kafka,
+  logLevel as KafkaLogLevel,
+  Partitioners,
+  type Admin,
+  type Consumer,
+  type ConsumerConfig,
+  type ITopicConfig,
+  type LogEntry,
+  type Producer,
+  type ProducerConfig,
+} from 'kafkajs';
+import type { Logger } from './logger.js';
+
+export interface KafkaSettings {
+  brokers: string[];
+  clientId: string;
+  logger: Logger;
+}
+
+function pinoLogCreator(logger: Logger) {
+  const kafkaLogger = logger.child({ component: 'kafkajs' });
+  return () =>
+    ({ level, log }: LogEntry) => {
+      const { message, timestamp: _timestamp, logger: _name, ...extra } = log;
+      switch (level) {
+        case KafkaLogLevel.ERROR:
+          kafkaLogger.error(extra, message);
+          break;
+        case KafkaLogLevel.WARN:
+          kafkaLogger.warn(extra, message);
+          break;
+        case KafkaLogLevel.INFO:
+          kafkaLogger.debug(extra, message); // kafkajs INFO is chatty (every join/commit); keep it at debug
+          break;
+        default:
+          kafkaLogger.trace(extra, message);
+      }
+    };
+}
+
+export function createKafka({ brokers, clientId, logger }: KafkaSettings): Kafka {
+  return new Kafka({
+    clientId,
+    brokers,
+    logLevel: KafkaLogLevel.INFO,
+    logCreator: pinoLogCreator(logger),
+    connectionTimeout: 3000,
+    requestTimeout: 30000,
+    retry: { initialRetryTime: 100, retries: 8, maxRetryTime: 5000 },
+  });
+}
+
+/** Idempotent, acks=all producer. With `transactionalId` it is also transactional. */
+export function createProducer(kafka: Kafka, options: { transactionalId?: string } = {}): Producer {
+  const config: ProducerConfig = {
+    idempotent: true,
+    // Idempotence only holds if a send is never abandoned half-way, so retries are
+    // unbounded (kafkajs warns otherwise); callers that must answer in bounded time, like
+    // ingest, put their own deadline around the send.
+    retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetryTime: 5000 },
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+    // The Java client's murmur2 partitioner, so records keyed the same way by other
+    // producers (the ingest topic is a public contract) land on the same partition.
+    createPartitioner: Partitioners.DefaultPartitioner,
+  };
+  if (options.transactionalId) {
+    config.transactionalId = options.transactionalId;
+    config.transactionTimeout = 60_000;
+  }
+  return kafka.producer(config);
+}
+
+export const LOW_LATENCY_CONSUMER: Omit<ConsumerConfig, 'groupId'> = {
+  maxWaitTimeInMs: 50,
+  minBytes: 1,
+  sessionTimeout: 30_000,
+  rebalanceTimeout: 60_000,
+  heartbeatInterval: 3_000,
+  allowAutoTopicCreation: false,
+  maxBytesPerPartition: 4 * 1024 * 1024,
+};
+
+export function createConsumer(
+  kafka: Kafka,
+  groupId: string,
+  overrides: Partial<Omit<ConsumerConfig, 'groupId'>> = {},
+): Consumer {
+  return kafka.consumer({ ...LOW_LATENCY_CONSUMER, ...overrides, groupId });
+}
+
+export interface TopicSpec {
+  topic: string;
+  /** Unset: the broker's num.partitions. */
+  numPartitions?: number;
+  /** Unset: the broker's default.replication.factor. */
+  replicationFactor?: number;
+  config?: Record<string, string>;
+}
+
+/** Creates the topics that do not exist yet; existing topics are left as they are. */
+export async function ensureTopics(admin: Admin, specs: TopicSpec[]): Promise<string[]> {
+  const existing = new Set(await admin.listTopics());
+  const missing = specs.filter((spec) => !existing.has(spec.topic));
+  if (missing.length === 0) return [];
+  const topics: ITopicConfig[] = missing.map((spec) => ({
+    topic: spec.topic,
+    numPartitions: spec.numPartitions ?? -1,
+    replicationFactor: spec.replicationFactor ?? -1,
+    configEntries: Object.entries(spec.config ?? {}).map(([name, value]) => ({ name, value })),
+  }));
+  try {
+    await admin.createTopics({ topics, waitForLeaders: true });
+  } catch (error) {
+    // Several services start at once and race to create the same topics; losing that
+    // race is fine as long as the topics exist afterwards.
+    const now = new Set(await admin.listTopics());
+    if (!missing.every((spec) => now.has(spec.topic))) throw error;
+  }
+  return missing.map((spec) => spec.topic);
+}
+
+export async function withAdmin<T>(kafka: Kafka, work: (admin: Admin) => Promise<T>): Promise<T> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    return await work(admin);
+  } finally {
+    await admin.disconnect();
+  }
+}

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { isPastWindow, ladderTiers, planRetry, validateLadder, type RetryLadder } from './retry-ladder.js';
+
+const scaled: RetryLadder = { delaysMs: [100, 200, 400, 800, 1600], windowMs: 3000 };
+
+describe('planRetry', () => {
+  it('uses the delay of the attempt that failed and names its tier topic', () => {
+    expect(planRetry(scaled, 1, 0, 0)).toEqual({ kind: 'retry', tier: '100ms', delayMs: 100, dueAt: 100 });
+    expect(planRetry(scaled, 3, 0, 300)).toMatchObject({ kind: 'retry', tier: '400ms', dueAt: 700 });
+  });
+
+  it('repeats the last delay once the ladder is exhausted', () => {
+    const ladder: RetryLadder = { delaysMs: [10_000, 3_600_000], windowMs: 4 * 3_600_000 };
+    expect(planRetry(ladder, 7, 0, 10_000)).toMatchObject({ kind: 'retry', delayMs: 3_600_000 });
+  });
+
+  it('expires a retry that would fall outside the window', () => {
+    expect(planRetry(scaled, 5, 0, 1500)).toEqual({ kind: 'expired', wouldBeDueAt: 3100, deadline: 3000 });
+    // Exactly at the deadline is still inside.
+    expect(planRetry(scaled, 5, 0, 1400)).toMatchObject({ kind: 'retry', dueAt: 3000 });
+  });
+
+  it('keeps every attempt of an always-failing delivery inside the window', () => {
+    let now = 0;
+    const attempts = [now];
+    for (let made = 1; ; made++) {
+      const plan = planRetry(scaled, made, 0, now + 10); // each attempt takes 10 ms
+      if (plan.kind === 'expired') break;
+      now = plan.dueAt;
+      attempts.push(now);
+    }
+    expect(attempts).toEqual([0, 110, 320, 730, 1540]);
+    expect(attempts.every((time) => time <= scaled.windowMs)).toBe(true);
+  });
+});
+
+describe('ladderTiers', () => {
+  it('gives one tier per distinct delay, in ladder order', () => {
+    const tiers = ladderTiers({ delaysMs: [10_000, 60_000, 3_600_000, 3_600_000], windowMs: 14_400_000 });
+    expect(tiers.map((tier) => tier.label)).toEqual(['10s', '1m', '1h']);
+  });
+});
+
+describe('validateLadder / isPastWindow', () => {
+  it('refuses empty ladders and non-positive delays', () => {
+    expect(() => validateLadder({ delaysMs: [], windowMs: 1 })).toThrow(/at least one/);
+    expect(() => validateLadder({ delaysMs: [0], windowMs: 1 })).toThrow(/positive/);
+  });
+  it('tells when an attempt would be too late', () => {
+    expect(isPastWindow(scaled, null, 10_000)).toBe(false);
+    expect(isPastWindow(scaled, 0, 3000)).toBe(false);
+    expect(isPastWindow(scaled, 0, 3001)).toBe(true);
+  });
+});

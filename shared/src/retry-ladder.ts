@@ -1,0 +1,63 @@
+/**
+ * Retry-ladder arithmetic shared by the dispatcher (which schedules retries) and the
+ * retry scheduler (which fires them). A ladder is a list of delays, one per attempt;
+ * the last delay repeats. Every retry must fall inside the window measured from the
+ * first attempt, so no attempt ever happens later than firstAttemptAt + window.
+ */
+import { formatDuration } from './duration.js';
+
+export interface RetryLadder {
+  delaysMs: readonly number[];
+  windowMs: number;
+}
+
+export const DEFAULT_LADDER: RetryLadder = {
+  delaysMs: [10_000, 60_000, 300_000, 900_000, 1_800_000, 3_600_000, 3_600_000, 3_600_000],
+  windowMs: 4 * 3_600_000,
+};
+
+export function validateLadder(ladder: RetryLadder): RetryLadder {
+  if (ladder.delaysMs.length === 0) throw new Error('RETRY_LADDER needs at least one delay');
+  for (const delay of ladder.delaysMs) {
+    if (!Number.isInteger(delay) || delay <= 0) throw new Error(`RETRY_LADDER delays must be positive, got ${delay}`);
+  }
+  if (ladder.windowMs <= 0) throw new Error('RETRY_WINDOW must be positive');
+  return ladder;
+}
+
+/** The tier label of a delay, used in the tier topic's name: 10000 → `10s`. */
+export function tierLabel(delayMs: number): string {
+  return formatDuration(delayMs);
+}
+
+/** Distinct tiers of a ladder, in ladder order (a repeated delay shares one tier topic). */
+export function ladderTiers(ladder: RetryLadder): Array<{ label: string; delayMs: number }> {
+  const seen = new Map<string, { label: string; delayMs: number }>();
+  for (const delayMs of ladder.delaysMs) {
+    const label = tierLabel(delayMs);
+    if (!seen.has(label)) seen.set(label, { label, delayMs });
+  }
+  return [...seen.values()];
+}
+
+export type RetryPlan =
+  | { kind: 'retry'; tier: string; delayMs: number; dueAt: number }
+  | { kind: 'expired'; wouldBeDueAt: number; deadline: number };
+
+/**
+ * What to do after attempt number `attemptsMade` (1 = the first attempt) failed with a
+ * retryable error at `now`.
+ */
+export function planRetry(ladder: RetryLadder, attemptsMade: number, firstAttemptAt: number, now: number): RetryPlan {
+  const index = Math.min(Math.max(attemptsMade, 1), ladder.delaysMs.length) - 1;
+  const delayMs = ladder.delaysMs[index]!;
+  const dueAt = now + delayMs;
+  const deadline = firstAttemptAt + ladder.windowMs;
+  if (dueAt > deadline) return { kind: 'expired', wouldBeDueAt: dueAt, deadline };
+  return { kind: 'retry', tier: tierLabel(delayMs), delayMs, dueAt };
+}
+
+/** Whether an attempt at `now` would fall outside the window (it must not be made). */
+export function isPastWindow(ladder: RetryLadder, firstAttemptAt: number | null, now: number): boolean {
+  return firstAttemptAt !== null && now > firstAttemptAt + ladder.windowMs;
+}

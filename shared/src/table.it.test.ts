@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Kafka, Producer } from 'kafkajs';
+import { testKafka, testLogger, uniqueName } from '@tributary/test/harness';
+import { createProducer, ensureTopics, withAdmin } from './kafka.js';
+import { CompactedTopicReader } from './table.js';
+
+const text = (value: string | null) => (value === null ? null : Buffer.from(value));
+
+describe('CompactedTopicReader on a real compacted topic', () => {
+  let kafka: Kafka;
+  let producer: Producer;
+  let topic: string;
+
+  beforeAll(async () => {
+    kafka = testKafka();
+    topic = uniqueName('it.table');
+    await withAdmin(kafka, (admin) =>
+      ensureTopics(admin, [{ topic, numPartitions: 2, config: { 'cleanup.policy': 'compact' } }]),
+    );
+    producer = createProducer(kafka);
+    await producer.connect();
+  });
+  afterAll(async () => {
+    await producer.disconnect();
+  });
+
+  it('catches up with what exists, then follows changes and deletions', async () => {
+    await producer.send({
+      topic,
+      messages: [
+        { key: 'source/a', value: text('a1') },
+        { key: 'source/b', value: text('b1') },
+        { key: 'source/a', value: text('a2') },
+        { key: 'source/c', value: text('c1') },
+        { key: 'source/c', value: null },
+      ],
+    });
+    const reader = new CompactedTopicReader<string>({
+      kafka,
+      topic,
+      logger: testLogger(),
+      decode: async (value) => value.toString(),
+    });
+    await reader.start();
+    try {
+      expect(reader.isCaughtUp()).toBe(true);
+      expect(Object.fromEntries(reader.entries())).toEqual({ 'source/a': 'a2', 'source/b': 'b1' });
+
+      const changes: Array<[string, string | undefined, string | undefined]> = [];
+      reader.onChange((key, value, previous) => changes.push([key, value, previous]));
+      const started = Date.now();
+      const [written] = await producer.send({ topic, messages: [{ key: 'source/b', value: text('b2') }] });
+      await reader.waitForOffset(written!.partition, written!.baseOffset!);
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(reader.get('source/b')).toBe('b2');
+
+      const [deleted] = await producer.send({ topic, messages: [{ key: 'source/a', value: null }] });
+      await reader.waitForOffset(deleted!.partition, deleted!.baseOffset!);
+      expect(reader.get('source/a')).toBeUndefined();
+      expect(changes).toEqual([
+        ['source/b', 'b2', 'b1'],
+        ['source/a', undefined, 'a2'],
+      ]);
+    } finally {
+      await reader.stop();
+    }
+  });
+
+  it('is caught up at once on an empty topic', async () => {
+    const empty = uniqueName('it.table.empty');
+    await withAdmin(kafka, (admin) => ensureTopics(admin, [{ topic: empty, numPartitions: 1, config: { 'cleanup.policy': 'compact' } }]));
+    const reader = new CompactedTopicReader<string>({ kafka, topic: empty, logger: testLogger(), decode: async (v) => v.toString() });
+    await reader.start();
+    expect(reader.size).toBe(0);
+    await reader.stop();
+  });
+});

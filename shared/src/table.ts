@@ -1,0 +1,175 @@
+/**
+ * A compacted topic materialised into memory and kept current: every service reads the
+ * config topic this way, so a change made through the admin API reaches all of them
+ * without a restart. The reader joins a consumer group of its own (unique per process,
+ * never committing) so each process sees every partition from the beginning.
+ *
+ * `start()` resolves once the reader has caught up with the end offsets the topic had
+ * when it started; `waitForOffset()` gives read-your-writes to a process that has just
+ * produced to the topic.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Consumer, Kafka } from 'kafkajs';
+import { createConsumer } from './kafka.js';
+import type { Logger } from './logger.js';
+
+export type TableListener<V> = (key: string, value: V | undefined, previous: V | undefined) => void;
+
+export interface TableOptions<V> {
+  kafka: Kafka;
+  topic: string;
+  logger: Logger;
+  /** Turns a record value into V; throws on a value it cannot read (the record is skipped and logged). */
+  decode(value: Buffer): Promise<V>;
+  groupPrefix?: string;
+}
+
+export class CompactedTopicReader<V> {
+  private readonly state = new Map<string, V>();
+  private readonly listeners = new Set<TableListener<V>>();
+  private readonly applied = new Map<number, bigint>();
+  private readonly waiters: Array<{ partition: number; offset: bigint; resolve: () => void }> = [];
+  private consumer: Consumer | undefined;
+  private targets = new Map<number, bigint>();
+  private caughtUp = false;
+  private onCaughtUp: (() => void) | undefined;
+
+  constructor(private readonly options: TableOptions<V>) {}
+
+  get size(): number {
+    return this.state.size;
+  }
+
+  get(key: string): V | undefined {
+    return this.state.get(key);
+  }
+
+  entries(): IterableIterator<[string, V]> {
+    return this.state.entries();
+  }
+
+  values(): IterableIterator<V> {
+    return this.state.values();
+  }
+
+  isCaughtUp(): boolean {
+    return this.caughtUp;
+  }
+
+  onChange(listener: TableListener<V>): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async start(): Promise<void> {
+    const { kafka, topic, logger } = this.options;
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      for (const { partition, high, low } of await admin.fetchTopicOffsets(topic)) {
+        if (BigInt(high) > BigInt(low)) this.targets.set(partition, BigInt(high) - 1n);
+      }
+    } finally {
+      await admin.disconnect();
+    }
+
+    const caughtUp = new Promise<void>((resolve) => (this.onCaughtUp = resolve));
+    this.checkCaughtUp();
+
+    const groupId = `${this.options.groupPrefix ?? 'tributary'}.table.${topic}.${randomUUID()}`;
+    const consumer = createConsumer(kafka, groupId, { sessionTimeout: 10_000, heartbeatInterval: 1_000 });
+    this.consumer = consumer;
+    // Progress comes from batch-end events rather than messages, because a batch of only
+    // transaction control records carries no message but still moves the position.
+    consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+      if (payload.topic === topic) this.advance(payload.partition, BigInt(payload.lastOffset));
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatch: async ({ batch }) => {
+        for (const message of batch.messages) {
+          const key = message.key?.toString('utf8');
+          if (key === undefined) {
+            logger.warn({ topic, offset: message.offset }, 'record without key ignored');
+            continue;
+          }
+          let value: V | undefined;
+          if (message.value !== null && message.value.length > 0) {
+            try {
+              value = await this.options.decode(message.value);
+            } catch (error) {
+              logger.error({ err: error, topic, key, offset: message.offset }, 'unreadable record skipped');
+              continue;
+            }
+          }
+          this.apply(key, value);
+        }
+      },
+    });
+    await caughtUp;
+    logger.info({ topic, entries: this.state.size }, 'table caught up');
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer?.disconnect();
+    this.consumer = undefined;
+  }
+
+  /** Resolves once the record at `offset` of `partition` has been applied. */
+  waitForOffset(partition: number, offset: string | bigint, timeoutMs = 10_000): Promise<void> {
+    const target = BigInt(offset);
+    if ((this.applied.get(partition) ?? -1n) >= target) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const index = this.waiters.indexOf(waiter);
+        if (index >= 0) this.waiters.splice(index, 1);
+        reject(new Error(`${this.options.topic}[${partition}] did not reach offset ${target} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const waiter = {
+        partition,
+        offset: target,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+      this.waiters.push(waiter);
+    });
+  }
+
+  private apply(key: string, value: V | undefined): void {
+    const previous = this.state.get(key);
+    if (value === undefined) this.state.delete(key);
+    else this.state.set(key, value);
+    for (const listener of this.listeners) {
+      try {
+        listener(key, value, previous);
+      } catch (error) {
+        this.options.logger.error({ err: error, key }, 'table listener failed');
+      }
+    }
+  }
+
+  private advance(partition: number, offset: bigint): void {
+    if ((this.applied.get(partition) ?? -1n) < offset) this.applied.set(partition, offset);
+    for (let index = this.waiters.length - 1; index >= 0; index--) {
+      const waiter = this.waiters[index]!;
+      if (waiter.partition === partition && waiter.offset <= offset) {
+        this.waiters.splice(index, 1);
+        waiter.resolve();
+      }
+    }
+    this.checkCaughtUp();
+  }
+
+  private checkCaughtUp(): void {
+    if (this.caughtUp) return;
+    for (const [partition, target] of this.targets) {
+      if ((this.applied.get(partition) ?? -1n) < target) return;
+    }
+    this.caughtUp = true;
+    this.onCaughtUp?.();
+  }
+}
