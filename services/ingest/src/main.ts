@@ -1,0 +1,23 @@
+/**
+ * ingest — the Segment-compatible HTTP API and the admin API. Skeleton: connects to Kafka
+ * and the registry, creates topics, registers schemas, follows the config topic and
+ * serves /healthz, /readyz and /metrics on INGEST_PORT.
+ */
+import { ConfigView, connectInfrastructure, createHttpServer, envTypes, listen, runService, topicDefinitions } from '@tributary/shared';
+
+await runService({
+  name: 'ingest',
+  env: { INGEST_PORT: envTypes.port(8080) },
+  async start(context) {
+    const { env, logger, metrics, readiness, onShutdown } = context;
+    readiness.set('config', false);
+    const { kafka, codec, topics } = await connectInfrastructure(context, (names) => topicDefinitions(names));
+    const config = new ConfigView({ kafka, codec, logger, topic: topics.config, groupPrefix: `${env.TOPIC_NAMESPACE}-ingest` });
+    const app = createHttpServer({ logger, metrics, readiness });
+    await listen(app, env.INGEST_PORT);
+    onShutdown('http', () => app.close());
+    await config.start();
+    onShutdown('config', () => config.stop());
+    readiness.set('config', true);
+  },
+});

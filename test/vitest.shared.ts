@@ -1,0 +1,42 @@
+/**
+ * The vitest set-up every workspace uses: two projects, `unit` (`*.test.ts`, pure logic,
+ * no Kafka) and `integration` (`*.it.test.ts`, against a real broker, registry and HTTP
+ * receivers). Only the integration project has the global set-up that acquires the
+ * stack, and vitest runs a project's global set-up only when that project has tests to
+ * run, so running one unit file never starts Kafka.
+ */
+import { fileURLToPath } from 'node:url';
+import { defineConfig, type ViteUserConfig } from 'vitest/config';
+
+const globalSetup = fileURLToPath(new URL('./harness/global-setup.ts', import.meta.url));
+
+export function tributaryVitestConfig(options: { integrationTimeoutMs?: number } = {}): ViteUserConfig {
+  return defineConfig({
+    test: {
+      projects: [
+        {
+          extends: true,
+          test: {
+            name: 'unit',
+            include: ['**/*.test.ts'],
+            exclude: ['**/*.it.test.ts', '**/node_modules/**', '**/dist/**'],
+          },
+        },
+        {
+          extends: true,
+          test: {
+            name: 'integration',
+            include: ['**/*.it.test.ts'],
+            exclude: ['**/node_modules/**', '**/dist/**'],
+            globalSetup: [globalSetup],
+            testTimeout: options.integrationTimeoutMs ?? 60_000,
+            hookTimeout: 120_000,
+            // Integration files share one broker on a 2-core machine; running them one at
+            // a time keeps timings meaningful and failures readable.
+            fileParallelism: false,
+          },
+        },
+      ],
+    },
+  });
+}
