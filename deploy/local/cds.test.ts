@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { cdsArchivePath, tempArchivePid } from './cds.js';
+import { javaFingerprint } from './java.js';
+
+describe('class-data archive naming', () => {
+  it('keys archives by component and JVM build', () => {
+    const a = javaFingerprint('/usr/bin/java', 'openjdk version "17.0.15" 2025-04-15');
+    const b = javaFingerprint('/usr/bin/java', 'openjdk version "17.0.16" 2025-07-15');
+    const c = javaFingerprint('/opt/jdk/bin/java', 'openjdk version "17.0.15" 2025-04-15');
+    expect(a).toMatch(/^[0-9a-f]{10}$/);
+    expect(new Set([a, b, c]).size).toBe(3);
+    expect(javaFingerprint('/usr/bin/java', 'openjdk version "17.0.15" 2025-04-15\n')).toBe(a);
+    expect(cdsArchivePath('/cache/dist/kafka-3.9.1/cds', 'kafka', a)).toBe(`/cache/dist/kafka-3.9.1/cds/kafka-${a}.jsa`);
+  });
+
+  it('reads the writer pid from a temp archive name and nothing else', () => {
+    expect(tempArchivePid('kafka-0123456789.jsa.tmp-4242')).toBe(4242);
+    expect(tempArchivePid('kafka-0123456789.jsa')).toBeNull();
+    expect(tempArchivePid('kafka.jsa.tmp-x')).toBeNull();
+  });
+});

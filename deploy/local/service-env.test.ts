@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { localSettings, readinessUrl, serviceEnv } from './service-env.js';
+
+const stack = { brokers: ['127.0.0.1:9092'], registryUrl: 'http://127.0.0.1:8081/apis/ccompat/v7' };
+const resolvePath = (p: string): string => (p.startsWith('/') ? p : `/cwd/${p}`);
+
+describe('localSettings', () => {
+  it('has local defaults', () => {
+    expect(localSettings({}, '/repo/deploy/local/tributary.yaml', resolvePath)).toEqual({
+      configPath: '/repo/deploy/local/tributary.yaml',
+      adminToken: 'tributary-local-admin',
+      ingestPort: 8080,
+    });
+  });
+
+  it('takes the user overrides, resolving a relative config path', () => {
+    const s = localSettings({ TRIBUTARY_CONFIG: 'my.yaml', ADMIN_TOKEN: 't', INGEST_PORT: '3000' }, '/d.yaml', resolvePath);
+    expect(s).toEqual({ configPath: '/cwd/my.yaml', adminToken: 't', ingestPort: 3000 });
+  });
+
+  it('rejects a bad port', () => {
+    expect(() => localSettings({ INGEST_PORT: 'eighty' }, '/d.yaml', resolvePath)).toThrow(/INGEST_PORT/);
+  });
+});
+
+describe('serviceEnv', () => {
+  const settings = localSettings({}, '/c.yaml', resolvePath);
+
+  it('passes the user environment through and adds the stack', () => {
+    const env = serviceEnv('router', { RETRY_LADDER: '1s,2s', LOG_LEVEL: 'debug', HTTP_PORT: '1' }, stack, settings);
+    expect(env).toMatchObject({
+      RETRY_LADDER: '1s,2s',
+      LOG_LEVEL: 'debug',
+      KAFKA_BROKERS: '127.0.0.1:9092',
+      SCHEMA_REGISTRY_URL: stack.registryUrl,
+      TRIBUTARY_CONFIG: '/c.yaml',
+      ADMIN_TOKEN: 'tributary-local-admin',
+      DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true',
+      HTTP_PORT: '9101',
+    });
+  });
+
+  it('gives each ops server its own port and ingest none', () => {
+    expect(serviceEnv('dispatcher', {}, stack, settings)['HTTP_PORT']).toBe('9102');
+    expect(serviceEnv('retry-scheduler', {}, stack, settings)['HTTP_PORT']).toBe('9103');
+    const ingest = serviceEnv('ingest', { HTTP_PORT: '1' }, stack, settings);
+    expect(ingest['HTTP_PORT']).toBeUndefined();
+    expect(ingest['INGEST_PORT']).toBe('8080');
+  });
+
+  it('keeps an explicit DELIVERY_ALLOW_PRIVATE_NETWORKS', () => {
+    expect(serviceEnv('dispatcher', { DELIVERY_ALLOW_PRIVATE_NETWORKS: 'false' }, stack, settings)['DELIVERY_ALLOW_PRIVATE_NETWORKS']).toBe('false');
+  });
+
+  it('joins several brokers with commas', () => {
+    const env = serviceEnv('router', {}, { ...stack, brokers: ['a:1', 'b:2'] }, settings);
+    expect(env['KAFKA_BROKERS']).toBe('a:1,b:2');
+  });
+});
+
+describe('readinessUrl', () => {
+  it('points at each service’s HTTP port', () => {
+    const settings = localSettings({ INGEST_PORT: '8088' }, '/c.yaml', resolvePath);
+    expect(readinessUrl('ingest', settings)).toBe('http://127.0.0.1:8088/readyz');
+    expect(readinessUrl('router', settings)).toBe('http://127.0.0.1:9101/readyz');
+  });
+});

@@ -1,0 +1,63 @@
+import type { StackEndpoints } from './stack.js';
+
+export const SERVICES = ['ingest', 'router', 'dispatcher', 'retry-scheduler'] as const;
+export type ServiceName = (typeof SERVICES)[number];
+
+/** Ops (metrics/health) ports of the services without a public HTTP API. */
+export const OPS_PORTS: Record<Exclude<ServiceName, 'ingest'>, number> = {
+  router: 9101,
+  dispatcher: 9102,
+  'retry-scheduler': 9103,
+};
+
+export const DEFAULT_ADMIN_TOKEN = 'tributary-local-admin';
+export const DEFAULT_INGEST_PORT = 8080;
+
+export interface LocalSettings {
+  configPath: string;
+  adminToken: string;
+  ingestPort: number;
+}
+
+/** What `npm start` reads from the user's environment, with the local defaults. */
+export function localSettings(env: NodeJS.ProcessEnv, defaultConfigPath: string, resolvePath: (p: string) => string): LocalSettings {
+  const port = Number(env['INGEST_PORT'] ?? DEFAULT_INGEST_PORT);
+  if (!Number.isInteger(port) || port <= 0 || port > 65_535) throw new Error(`INGEST_PORT is not a port: ${env['INGEST_PORT']}`);
+  return {
+    configPath: resolvePath(env['TRIBUTARY_CONFIG'] || defaultConfigPath),
+    adminToken: env['ADMIN_TOKEN'] || DEFAULT_ADMIN_TOKEN,
+    ingestPort: port,
+  };
+}
+
+/**
+ * A service's environment: everything the user exported passes through (RETRY_LADDER,
+ * LOG_LEVEL, …), overlaid with the stack endpoints and per-service ports, which must differ
+ * per child and so cannot come from one shared variable.
+ */
+export function serviceEnv(
+  name: ServiceName,
+  base: NodeJS.ProcessEnv,
+  stack: StackEndpoints,
+  settings: LocalSettings,
+): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...base,
+    KAFKA_BROKERS: stack.brokers.join(','),
+    SCHEMA_REGISTRY_URL: stack.registryUrl,
+    TRIBUTARY_CONFIG: settings.configPath,
+    ADMIN_TOKEN: settings.adminToken,
+    INGEST_PORT: String(settings.ingestPort),
+    // Local webhooks go to 127.0.0.1, which production refuses; an explicit user choice wins.
+    DELIVERY_ALLOW_PRIVATE_NETWORKS: base['DELIVERY_ALLOW_PRIVATE_NETWORKS'] ?? 'true',
+  };
+  if (name === 'ingest') delete env['HTTP_PORT'];
+  else env['HTTP_PORT'] = String(OPS_PORTS[name]);
+  return env;
+}
+
+/** Where each service answers /readyz once it is up. */
+export function readinessUrl(name: ServiceName, settings: LocalSettings): string {
+  const port = name === 'ingest' ? settings.ingestPort : OPS_PORTS[name];
+  return `http://127.0.0.1:${port}/readyz`;
+}

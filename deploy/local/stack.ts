@@ -1,0 +1,335 @@
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { planCds, type CdsPlan } from './cds.js';
+import { ensureInstalled, type InstalledStack } from './install.js';
+import { runCommand } from './java.js';
+import { kafkaLoggingConfig, newClusterId, renderServerProperties } from './kafka-config.js';
+import { markerFlag, commandLineHasMarker, parsePidFile, renderPidFile, type PidFile } from './pidfile.js';
+import { pollUntil } from './poll.js';
+import {
+  isAlive,
+  readCommandLine,
+  signalGroup,
+  spawnDetached,
+  stopProcess,
+  tailFile,
+  type DetachedProcess,
+} from './processes.js';
+import { kafkaAnswers, portInUse, registryAnswers } from './readiness.js';
+import { CCOMPAT_PATH, registrySystemProperties } from './registry-config.js';
+import { compareVersions } from './versions.js';
+
+export interface StackEndpoints {
+  brokers: string[];
+  registryUrl: string;
+}
+
+export interface RunningStack extends StackEndpoints {
+  startedHere: boolean;
+  stop(): Promise<void>;
+}
+
+export interface LocalStackOptions {
+  dataDir: string;
+  logDir: string;
+  log?: (line: string) => void;
+  /** Wipe Kafka's log dir and the registry database before starting. */
+  fresh?: boolean;
+  cacheDir?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Per component; default 120 s or TRIBUTARY_STACK_TIMEOUT_MS. */
+  readyTimeoutMs?: number;
+}
+
+export const HOST = '127.0.0.1';
+export const KAFKA_PORT = 9092;
+export const CONTROLLER_PORT = 9093;
+export const REGISTRY_PORT = 8081;
+export const LOCAL_ENDPOINTS: StackEndpoints = {
+  brokers: [`${HOST}:${KAFKA_PORT}`],
+  registryUrl: `http://${HOST}:${REGISTRY_PORT}${CCOMPAT_PATH}`,
+};
+
+const PID_FILE = 'stack.pid.json';
+const STATE_FILE = 'stack.json';
+/** Kafka's controlled shutdown of a combined node takes a few seconds, more with many partitions. */
+const KAFKA_GRACE_MS = 30_000;
+const REGISTRY_GRACE_MS = 15_000;
+
+const defaultLog = (line: string): void => {
+  process.stderr.write(`[stack] ${line}\n`);
+};
+
+/** Both halves answer: the stack is usable as is, whoever started it. */
+export async function localStackAnswers(endpoints: StackEndpoints = LOCAL_ENDPOINTS, timeoutMs = 2_000): Promise<boolean> {
+  const [kafka, registry] = await Promise.all([
+    kafkaAnswers(endpoints.brokers, timeoutMs),
+    registryAnswers(endpoints.registryUrl, timeoutMs),
+  ]);
+  return kafka && registry;
+}
+
+export async function readStackPidFile(dataDir: string): Promise<PidFile | null> {
+  try {
+    return parsePidFile(await readFile(join(dataDir, PID_FILE), 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Kills JVMs recorded in `dataDir` whose orchestrator is gone. A live owner means another
+ * `npm start`/`stack up` is using them, and they are left alone (and reused).
+ */
+export async function reapStaleProcesses(dataDir: string, log: (line: string) => void): Promise<void> {
+  const recorded = await readStackPidFile(dataDir);
+  if (!recorded) return;
+  if (recorded.owner !== process.pid && isAlive(recorded.owner)) return;
+  for (const p of recorded.processes) {
+    if (!isAlive(p.pid)) continue;
+    const cmdline = await readCommandLine(p.pid);
+    if (cmdline === null || !commandLineHasMarker(cmdline, p.marker)) continue;
+    log(`stopping ${p.name} (pid ${p.pid}) left behind by an orchestrator that exited without stopping it`);
+    await stopProcess(p.pid, { graceMs: p.name === 'kafka' ? KAFKA_GRACE_MS : REGISTRY_GRACE_MS });
+  }
+  await rm(join(dataDir, PID_FILE), { force: true });
+}
+
+interface StackState {
+  kafkaVersion: string;
+  apicurioVersion: string;
+}
+
+/** Refuses to run an older broker on a log dir a newer one formatted (it would not start). */
+async function checkDataCompatibility(dataDir: string, installed: InstalledStack): Promise<void> {
+  const file = join(dataDir, STATE_FILE);
+  let previous: Partial<StackState> = {};
+  try {
+    previous = JSON.parse(await readFile(file, 'utf8')) as Partial<StackState>;
+  } catch {
+    // First start on this data dir.
+  }
+  if (previous.kafkaVersion && compareVersions(previous.kafkaVersion, installed.kafka.version) > 0) {
+    throw new Error(
+      `the data in ${dataDir} was written by Kafka ${previous.kafkaVersion}; Kafka ${installed.kafka.version} cannot ` +
+        'read it. Reset it with `npm run stack -- reset` (deletes local topics and schemas).',
+    );
+  }
+  const state: StackState = { kafkaVersion: installed.kafka.version, apicurioVersion: installed.apicurio.version };
+  await writeFile(file, `${JSON.stringify(state, null, 2)}\n`);
+}
+
+async function formatKafkaStorage(
+  installed: InstalledStack,
+  configDir: string,
+  kafkaLogDir: string,
+  logFile: string,
+  jvmFlags: string[],
+  env: NodeJS.ProcessEnv,
+  log: (line: string) => void,
+): Promise<void> {
+  // The same semantics as --ignore-formatted, without depending on that flag's availability.
+  if (existsSync(join(kafkaLogDir, 'meta.properties'))) return;
+  const clusterId = newClusterId();
+  log(`formatting Kafka storage in ${kafkaLogDir} (cluster id ${clusterId})`);
+  const result = await runCommand(
+    installed.java.command,
+    [
+      ...jvmFlags,
+      '-cp',
+      `${installed.kafka.libDir}/*`,
+      installed.kafka.storageToolClass,
+      'format',
+      '-t',
+      clusterId,
+      '-c',
+      join(configDir, 'server.properties'),
+    ],
+    { env },
+  );
+  await writeFile(logFile, `\n===== ${new Date().toISOString()} kafka storage format\n${result.output}`, { flag: 'a' });
+  if (result.code !== 0) {
+    throw new Error(`formatting Kafka storage failed (exit ${result.code}); see ${logFile}:\n${result.output.trim()}`);
+  }
+}
+
+async function describeFailure(proc: DetachedProcess, what: string, reason: string): Promise<string> {
+  return `${what} did not come up: ${reason}. Its log is ${proc.logFile}; last lines:\n${await tailFile(proc.logFile, 25)}`;
+}
+
+/**
+ * A Kafka broker (KRaft, one combined node) and Apicurio Registry on loopback, started from the
+ * Maven-fetched cache, or the ones already answering on 9092/8081.
+ */
+export async function ensureLocalStack(opts: LocalStackOptions): Promise<RunningStack> {
+  const log = opts.log ?? defaultLog;
+  const env = opts.env ?? process.env;
+  const timeoutMs = opts.readyTimeoutMs ?? (Number(env['TRIBUTARY_STACK_TIMEOUT_MS']) || 120_000);
+  await mkdir(opts.dataDir, { recursive: true });
+  await mkdir(opts.logDir, { recursive: true });
+
+  await reapStaleProcesses(opts.dataDir, log);
+
+  if (await localStackAnswers()) {
+    log(`reusing the Kafka broker on ${HOST}:${KAFKA_PORT} and registry on ${HOST}:${REGISTRY_PORT} that are already running`);
+    if (opts.fresh) log('using it as is: "fresh" applies only to a stack started here, so its topics and schemas stay');
+    return { ...LOCAL_ENDPOINTS, startedHere: false, stop: async () => undefined };
+  }
+  for (const [port, what] of [
+    [KAFKA_PORT, 'Kafka'],
+    [CONTROLLER_PORT, 'the Kafka controller'],
+    [REGISTRY_PORT, 'the schema registry'],
+  ] as const) {
+    if (await portInUse(HOST, port)) {
+      throw new Error(
+        `port ${port} on ${HOST} (for ${what}) is taken by a program that is not a working Kafka + registry pair. ` +
+          'Stop it (e.g. `ss -ltnp | grep ' + port + '`), or point KAFKA_BROKERS and SCHEMA_REGISTRY_URL at your own services.',
+      );
+    }
+  }
+
+  const installed = await ensureInstalled({ cacheDir: opts.cacheDir, env, log });
+
+  const kafkaLogDir = join(opts.dataDir, 'kafka');
+  const registryDir = join(opts.dataDir, 'registry');
+  const configDir = join(opts.dataDir, 'config');
+  if (opts.fresh) {
+    await rm(kafkaLogDir, { recursive: true, force: true });
+    await rm(registryDir, { recursive: true, force: true });
+  }
+  await Promise.all([kafkaLogDir, registryDir, configDir].map((d) => mkdir(d, { recursive: true })));
+  await checkDataCompatibility(opts.dataDir, installed);
+
+  const logging = kafkaLoggingConfig(installed.kafka.logging);
+  const loggingPath = join(configDir, logging.fileName);
+  await writeFile(loggingPath, logging.contents);
+  await writeFile(
+    join(configDir, 'server.properties'),
+    renderServerProperties({ host: HOST, port: KAFKA_PORT, controllerPort: CONTROLLER_PORT }, kafkaLogDir),
+  );
+  const kafkaLogFile = join(opts.logDir, 'kafka.log');
+  const registryLogFile = join(opts.logDir, 'registry.log');
+  const kafkaClasspath = `${installed.kafka.libDir}/*`;
+  const cdsEnabled = env['TRIBUTARY_JVM_CDS'] !== '0';
+  const [kafkaCds, registryCds] = await Promise.all([
+    planCds({ enabled: cdsEnabled, dir: join(installed.kafka.home, 'cds'), component: 'kafka', java: installed.java, classpath: kafkaClasspath, log }),
+    planCds({ enabled: cdsEnabled, dir: join(installed.apicurio.home, 'cds'), component: 'registry', java: installed.java, classpath: installed.apicurio.jar, log }),
+  ]);
+
+  const marker = markerFlag(opts.dataDir);
+  const started = Date.now();
+  const processes: Array<{ proc: DetachedProcess; cds: CdsPlan; graceMs: number }> = [];
+  // Last resort when the orchestrator exits without stop() (process.exit in a signal handler,
+  // an uncaught exception): the JVMs live in their own process groups and would outlive it.
+  // Only synchronous work is possible here, so they get SIGTERM and shut down on their own.
+  const onExit = (): void => {
+    for (const { proc } of processes) if (!proc.exitInfo()) signalGroup(proc.pid, 'SIGTERM');
+  };
+  process.on('exit', onExit);
+  const recordPids = (): Promise<void> =>
+    writeFile(
+      join(opts.dataDir, PID_FILE),
+      renderPidFile({ owner: process.pid, processes: processes.map(({ proc }) => ({ name: proc.name, pid: proc.pid, marker })) }),
+    );
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      // In start order, which puts the registry first: nothing should be left talking to a
+      // broker that is going away.
+      for (const { proc, cds, graceMs } of processes) {
+        const t = Date.now();
+        const outcome = await stopProcess(proc.pid, { graceMs, exited: proc.exited });
+        if (outcome === 'terminated') await cds.commit();
+        else if (outcome === 'not-running') await cds.distrust();
+        else await cds.dropPartial();
+        if (outcome !== 'not-running') log(`${proc.name} ${outcome} in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+      }
+      await rm(join(opts.dataDir, PID_FILE), { force: true });
+      process.off('exit', onExit);
+    })();
+    return stopping;
+  };
+
+  let kafka: DetachedProcess;
+  let registry: DetachedProcess;
+  try {
+    // The registry keeps its schemas in H2, not in Kafka, so it boots while Kafka's storage is
+    // formatted and the broker starts.
+    registry = spawnDetached({
+      name: 'registry',
+      command: installed.java.command,
+      args: [
+        marker,
+        '-Xms128m',
+        '-Xmx512m',
+        // C1 only: a local registry serves a handful of lookups (clients cache ids), so the
+        // peak-throughput compiler is not worth its start-up CPU on two cores (~1 s).
+        '-XX:TieredStopAtLevel=1',
+        ...registryCds.flags,
+        ...registrySystemProperties({ host: HOST, port: REGISTRY_PORT, storageDir: registryDir }),
+        '-jar',
+        installed.apicurio.jar,
+      ],
+      cwd: installed.apicurio.home,
+      logFile: registryLogFile,
+      env,
+    });
+    processes.push({ proc: registry, cds: registryCds, graceMs: REGISTRY_GRACE_MS });
+    await recordPids();
+    await formatKafkaStorage(installed, configDir, kafkaLogDir, kafkaLogFile, [logging.jvmFlag(loggingPath), ...kafkaCds.readOnlyFlags], env, log);
+    kafka = spawnDetached({
+      name: 'kafka',
+      command: installed.java.command,
+      args: [
+        marker,
+        '-Xms256m',
+        '-Xmx512m',
+        '-Djava.awt.headless=true',
+        ...kafkaCds.flags,
+        logging.jvmFlag(loggingPath),
+        '-cp',
+        kafkaClasspath,
+        installed.kafka.mainClass,
+        join(configDir, 'server.properties'),
+      ],
+      logFile: kafkaLogFile,
+      env,
+    });
+    processes.push({ proc: kafka, cds: kafkaCds, graceMs: KAFKA_GRACE_MS });
+    await recordPids();
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+
+  const waitReady = async (proc: DetachedProcess, what: string, check: () => Promise<boolean>): Promise<void> => {
+    try {
+      await pollUntil(async () => ((await check()) ? true : undefined), {
+        timeoutMs,
+        intervalMs: 200,
+        abortReason: () => {
+          const info = proc.exitInfo();
+          return info ? `the process exited (${info.signal ?? `code ${info.code}`})` : undefined;
+        },
+      });
+      log(`${what} ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new Error(await describeFailure(proc, what, reason));
+    }
+  };
+
+  log(`starting Kafka ${installed.kafka.version} (log: ${kafkaLogFile}) and Apicurio Registry ${installed.apicurio.version} (log: ${registryLogFile})`);
+  const results = await Promise.allSettled([
+    waitReady(kafka, `Kafka ${installed.kafka.version}`, () => kafkaAnswers(LOCAL_ENDPOINTS.brokers)),
+    waitReady(registry, `Apicurio Registry ${installed.apicurio.version}`, () => registryAnswers(LOCAL_ENDPOINTS.registryUrl)),
+  ]);
+  const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+  if (failures.length > 0) {
+    await stop();
+    throw new Error(failures.map((f) => (f instanceof Error ? f.message : String(f))).join('\n\n'));
+  }
+  return { ...LOCAL_ENDPOINTS, startedHere: true, stop };
+}

@@ -1,0 +1,252 @@
+#!/usr/bin/env node
+/**
+ * `npm start`: the whole pipeline in the foreground — the local Kafka + registry (persistent
+ * in .tributary/), the four services, and a demo webhook receiver — until Ctrl-C.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { formatSeconds } from './cli-args.js';
+import { startDemoReceiver, type DemoReceiver } from './demo-receiver.js';
+import { LinePrefixer, prefixesFor } from './lines.js';
+import { localDataDir, localLogDir, repoRoot } from './paths.js';
+import { commandLineHasMarker, parsePidFile, renderPidFile } from './pidfile.js';
+import { pollUntil } from './poll.js';
+import { isAlive, readCommandLine, signalGroup, stopProcess, type ExitInfo } from './processes.js';
+import { ensureLocalStack, type RunningStack, type StackEndpoints } from './stack.js';
+import { localSettings, readinessUrl, serviceEnv, SERVICES, type LocalSettings, type ServiceName } from './service-env.js';
+
+const DEMO_SECRET = 'local-demo-secret';
+const DEMO_PORT = 8090;
+/** A little above the services' own SHUTDOWN_TIMEOUT default (30 s), so they get to finish. */
+const SERVICE_GRACE_MS = 35_000;
+const SERVICES_PID_FILE = join(localDataDir, 'services.pid.json');
+
+const out = (line: string): void => {
+  process.stdout.write(`${line}\n`);
+};
+const say = (line: string): void => out(`[start] ${line}`);
+
+interface RunningService {
+  name: ServiceName;
+  pid: number;
+  exited: Promise<ExitInfo>;
+  done: boolean;
+}
+
+/** Services a crashed `npm start` left behind would hold the ports; stop them first. */
+async function reapStaleServices(): Promise<void> {
+  let recorded;
+  try {
+    recorded = parsePidFile(await readFile(SERVICES_PID_FILE, 'utf8'));
+  } catch {
+    return;
+  }
+  if (!recorded) return;
+  if (recorded.owner !== process.pid && isAlive(recorded.owner)) {
+    throw new Error(`another \`npm start\` (pid ${recorded.owner}) is already running the services`);
+  }
+  for (const p of recorded.processes) {
+    const cmdline = isAlive(p.pid) ? await readCommandLine(p.pid) : null;
+    if (cmdline && commandLineHasMarker(cmdline, p.marker)) {
+      say(`stopping ${p.name} (pid ${p.pid}) left behind by an earlier run`);
+      await stopProcess(p.pid, { graceMs: SERVICE_GRACE_MS });
+    }
+  }
+  await rm(SERVICES_PID_FILE, { force: true });
+}
+
+function spawnService(name: ServiceName, entry: string, env: NodeJS.ProcessEnv, prefix: string): RunningService {
+  // Own process group, like the JVMs: the services treat a second signal as "exit now", and a
+  // terminal Ctrl-C would otherwise hit them at the same moment as our SIGTERM.
+  const child = spawn(process.execPath, [entry], { cwd: repoRoot, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (child.pid === undefined) throw new Error(`could not start ${name}`);
+  const stdout = new LinePrefixer(prefix, (l) => process.stdout.write(l));
+  const stderr = new LinePrefixer(prefix, (l) => process.stderr.write(l));
+  child.stdout.setEncoding('utf8').on('data', (c: string) => stdout.push(c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => stderr.push(c));
+  const service: RunningService = {
+    name,
+    pid: child.pid,
+    done: false,
+    exited: new Promise((resolveExit) => {
+      // 'close' (not 'exit'): all output has been printed by then.
+      child.once('close', (code, signal) => {
+        stdout.flush();
+        stderr.flush();
+        service.done = true;
+        resolveExit({ code, signal });
+      });
+    }),
+  };
+  return service;
+}
+
+async function waitForServices(services: RunningService[], settings: LocalSettings): Promise<ServiceName[]> {
+  const notReady: ServiceName[] = [];
+  await Promise.all(
+    services.map(async (s) => {
+      try {
+        await pollUntil(
+          async () => {
+            const res = await fetch(readinessUrl(s.name, settings), { signal: AbortSignal.timeout(1_000) });
+            await res.body?.cancel();
+            return res.ok ? true : undefined;
+          },
+          { timeoutMs: 90_000, intervalMs: 500, abortReason: () => (s.done ? 'exited' : undefined) },
+        );
+      } catch {
+        notReady.push(s.name);
+      }
+    }),
+  );
+  return notReady;
+}
+
+function banner(stack: StackEndpoints, settings: LocalSettings, receiver: DemoReceiver | undefined): string {
+  const registryRoot = stack.registryUrl;
+  return [
+    '',
+    '  Tributary is running',
+    `    ingest API        http://127.0.0.1:${settings.ingestPort}   (write key of the demo source: see ${settings.configPath})`,
+    `    admin API         http://127.0.0.1:${settings.ingestPort}/admin/v1   Authorization: Bearer ${settings.adminToken}`,
+    `    schema registry   ${registryRoot}/subjects`,
+    `    Kafka             ${stack.brokers.join(',')}`,
+    `    demo receiver     ${receiver ? receiver.url : '(not running)'}`,
+    '    try:  curl -u wk_local_demo: -H "content-type: application/json" \\',
+    `            -d '{"userId":"u1","event":"Signed Up"}' http://127.0.0.1:${settings.ingestPort}/v1/track`,
+    '  Ctrl-C stops everything.',
+    '',
+  ].join('\n');
+}
+
+async function main(): Promise<number> {
+  const settings = localSettings(process.env, join(repoRoot, 'deploy', 'local', 'tributary.yaml'), (p) => resolve(p));
+  const entries = new Map(SERVICES.map((name) => [name, join(repoRoot, 'services', name, 'dist', 'main.js')]));
+  const missing = [...entries].filter(([, path]) => !existsSync(path));
+  if (missing.length > 0) {
+    throw new Error(
+      `not built: ${missing.map(([, p]) => p).join(', ')}. Run \`npm run build\` (npm start does it for you).`,
+    );
+  }
+  if (!existsSync(settings.configPath)) throw new Error(`TRIBUTARY_CONFIG points at a missing file: ${settings.configPath}`);
+  say(`admin token: ${settings.adminToken}   config: ${settings.configPath}`);
+
+  let stack: RunningStack | undefined;
+  let receiver: DemoReceiver | undefined;
+  const services: RunningService[] = [];
+  let shuttingDown: Promise<number> | undefined;
+
+  const shutdown = (exitCode: number): Promise<number> => {
+    shuttingDown ??= (async () => {
+      const t = Date.now();
+      say('stopping services…');
+      await Promise.all(
+        services.map(async (s) => {
+          if (s.done) return;
+          const outcome = await stopProcess(s.pid, { graceMs: SERVICE_GRACE_MS, exited: s.exited });
+          if (outcome === 'killed') say(`${s.name} did not stop within ${SERVICE_GRACE_MS / 1000} s and was killed`);
+        }),
+      );
+      await rm(SERVICES_PID_FILE, { force: true });
+      await receiver?.close();
+      if (stack) {
+        say(stack.startedHere ? 'stopping Kafka and the schema registry…' : 'leaving the stack running (it was not started here)');
+        await stack.stop();
+      }
+      say(`stopped in ${formatSeconds(Date.now() - t)}`);
+      return exitCode;
+    })();
+    return shuttingDown;
+  };
+
+  let interrupted = false;
+  let signalCount = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    signalCount += 1;
+    if (signalCount > 1) {
+      say(`${signal} again: killing everything now`);
+      for (const s of services) if (!s.done) signalGroup(s.pid, 'SIGKILL');
+      // The stack's exit hook SIGTERMs the JVMs.
+      process.exit(130);
+    }
+    interrupted = true;
+    say(`${signal}: shutting down (again to force)`);
+    if (stack) void shutdown(0).then((code) => process.exit(code));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  // Last resort on a crash: the detached services would outlive us otherwise.
+  process.on('exit', () => {
+    for (const s of services) if (!s.done) signalGroup(s.pid, 'SIGTERM');
+  });
+
+  await reapStaleServices();
+
+  const external = process.env['KAFKA_BROKERS'] && process.env['SCHEMA_REGISTRY_URL'];
+  const t0 = Date.now();
+  if (external) {
+    const endpoints = {
+      brokers: (process.env['KAFKA_BROKERS'] ?? '').split(',').map((b) => b.trim()).filter(Boolean),
+      registryUrl: (process.env['SCHEMA_REGISTRY_URL'] ?? '').replace(/\/+$/, ''),
+    };
+    say(`using KAFKA_BROKERS=${endpoints.brokers.join(',')} and SCHEMA_REGISTRY_URL=${endpoints.registryUrl} from the environment`);
+    stack = { ...endpoints, startedHere: false, stop: async () => undefined };
+  } else {
+    stack = await ensureLocalStack({
+      dataDir: localDataDir,
+      logDir: localLogDir,
+      log: (line) => out(`[stack] ${line}`),
+    });
+    say(`Kafka and the schema registry ${stack.startedHere ? 'started' : 'found running'} in ${formatSeconds(Date.now() - t0)} (data: ${localDataDir}, logs: ${localLogDir})`);
+  }
+  if (interrupted) return shutdown(0);
+
+  try {
+    receiver = await startDemoReceiver({
+      host: '127.0.0.1',
+      port: DEMO_PORT,
+      path: '/hooks',
+      secret: DEMO_SECRET,
+      log: (line) => out(`[receiver] ${line}`),
+    });
+  } catch (err) {
+    say(`demo receiver not started (${err instanceof Error ? err.message : String(err)}); deliveries to it will fail and be retried`);
+  }
+
+  const prefixes = prefixesFor([...SERVICES, 'receiver']);
+  await mkdir(localDataDir, { recursive: true });
+  for (const name of SERVICES) {
+    const entry = entries.get(name) ?? '';
+    services.push(spawnService(name, entry, serviceEnv(name, process.env, stack, settings), prefixes.get(name) ?? `[${name}] `));
+  }
+  await writeFile(
+    SERVICES_PID_FILE,
+    renderPidFile({ owner: process.pid, processes: services.map((s) => ({ name: s.name, pid: s.pid, marker: entries.get(s.name) ?? '' })) }),
+  );
+
+  // Any service ending on its own (crash, bad config) ends the whole run: a pipeline with a
+  // hole in it would silently drop deliveries.
+  const firstExit = Promise.race(services.map((s) => s.exited.then((info) => ({ service: s, info }))));
+  void firstExit.then(({ service, info }) => {
+    if (shuttingDown) return;
+    say(`${service.name} exited unexpectedly (${info.signal ?? `code ${info.code}`}); shutting everything down`);
+    void shutdown(1).then((code) => process.exit(code));
+  });
+
+  const notReady = await waitForServices(services, settings);
+  if (shuttingDown) return shuttingDown;
+  if (notReady.length > 0) say(`not ready yet (still starting?): ${notReady.join(', ')}`);
+  out(banner(stack, settings, receiver));
+  // From here on, signals or a service exit end the process.
+  return new Promise<number>(() => undefined);
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`[start] ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);
