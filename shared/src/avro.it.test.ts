@@ -1,3 +1,4 @@
+import avro from 'avsc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kafka, Producer } from 'kafkajs';
 import { loadSchema, type IngestMessage, type RawRecordSchema } from '@tributary/schemas';
@@ -103,8 +104,7 @@ describe('Avro through the real registry and broker', () => {
     // An older producer whose schema lacked `integrations`.
     const older: RawRecordSchema = { ...current, fields: current.fields.filter((field) => field.name !== 'integrations') };
     const olderId = await writer.registerSchema(topic, older);
-    const avro = (await import('avsc')).default;
-    const olderType = avro.Type.forSchema(older as unknown as import('avsc').Schema);
+    const olderType = avro.Type.forSchema(older as unknown as avro.Schema);
     const { integrations: _dropped, ...oldValue } = sampleMessage();
     const header = Buffer.alloc(5);
     header.writeUInt32BE(olderId, 1);

@@ -6,7 +6,7 @@
  * lets in-flight work finish and commit, and disconnects last. A second signal, or a
  * shutdown slower than SHUTDOWN_TIMEOUT, exits at once with a non-zero status.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 import { commonEnv, EnvError, loadEnv, type CommonEnv, type EnvShape } from './env.js';
 import { createReadiness, type Readiness } from './http.js';
 import { createLogger, type Logger } from './logger.js';

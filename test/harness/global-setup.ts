@@ -6,13 +6,7 @@
  */
 import type { TestProject } from 'vitest/node';
 import { acquireStack } from '@tributary/deploy/acquire';
-
-declare module 'vitest' {
-  export interface ProvidedContext {
-    kafkaBrokers: string[];
-    schemaRegistryUrl: string;
-  }
-}
+import './provided.js';
 
 let stop: (() => Promise<void>) | undefined;
 

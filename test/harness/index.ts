@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
+import './provided.js';
 import type { Kafka, KafkaMessage } from 'kafkajs';
 import { AvroCodec, createConsumer, createKafka, createLogger, ensureTopics, withAdmin, type Logger } from '@tributary/shared';
 
