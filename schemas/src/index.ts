@@ -6,6 +6,8 @@
  * registered under the subject `tributary.ingest.v1-value` (topic-name strategy).
  */
 import { readFileSync } from 'node:fs';
+import avro from 'avsc';
+import { recordUnionHook } from './avro-record-union.js';
 
 /**
  * Topic names of one Tributary deployment. The namespace (default `tributary`, setting
@@ -67,6 +69,16 @@ export interface RawRecordSchema {
 }
 
 const cache = new Map<SchemaName, RawRecordSchema>();
+
+/**
+ * The avsc type of one of our schemas, as JavaScript producers and consumers should build
+ * it: unions of several records (the config entity) read and write as plain objects.
+ */
+export function avroType(name: SchemaName): avro.Type {
+  return avro.Type.forSchema(loadSchema(name) as unknown as avro.Schema, { typeHook: recordUnionHook });
+}
+
+export { recordUnionHook };
 
 export function loadSchema(name: SchemaName): RawRecordSchema {
   let schema = cache.get(name);

@@ -1,6 +1,6 @@
-import avro from 'avsc';
 import { describe, expect, it } from 'vitest';
 import {
+  avroType,
   loadSchema,
   TOPICS,
   topicNames,
@@ -13,7 +13,7 @@ import {
   type SchemaName,
 } from './index.js';
 
-const type = (name: SchemaName) => avro.Type.forSchema(loadSchema(name) as unknown as avro.Schema);
+const type = (name: SchemaName) => avroType(name);
 
 const delivery: Delivery = {
   deliveryId: 'crm-hooks/m-1',

@@ -12,7 +12,7 @@
  */
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import avro from 'avsc';
-import { loadSchema, type RawRecordSchema, type SchemaName } from '@tributary/schemas';
+import { avroType, loadSchema, type RawRecordSchema, type SchemaName } from '@tributary/schemas';
 import type { Logger } from './logger.js';
 
 const MAGIC_BYTE = 0;
@@ -111,7 +111,7 @@ export class AvroCodec {
   reader(name: SchemaName): avro.Type {
     let type = this.readers.get(name);
     if (!type) {
-      type = avro.Type.forSchema(loadSchema(name) as unknown as avro.Schema);
+      type = avroType(name);
       this.readers.set(name, type);
     }
     return type;

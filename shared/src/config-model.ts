@@ -2,14 +2,22 @@
  * The configuration model — sources and Webhooks destinations — and every rule that
  * decides whether a piece of configuration is valid. The admin API, the declarative YAML
  * file and the CLI all validate through here, so they accept and refuse exactly the same
- * things with the same messages.
+ * things with the same messages and paths (`settings.webhooks[0].headers.Host`).
  */
 import { z } from 'zod';
 import type { Destination, Source, WebhookEntry } from '@tributary/schemas';
 
 export const MAX_WEBHOOKS = 5;
+export const MAX_HEADERS_PER_WEBHOOK = 20;
+export const MAX_HEADER_VALUE_LENGTH = 4096;
+export const MAX_URL_LENGTH = 2048;
+export const MAX_SECRET_LENGTH = 1024;
 
-/** Headers the dispatcher sets itself; a static header may not replace them. */
+/**
+ * Headers the dispatcher sets itself, lower-cased; a static header may not replace them.
+ * The spec names the first five; the others are framing headers and the Standard Webhooks
+ * signature headers, which a static value would corrupt just the same.
+ */
 export const RESERVED_HEADERS = [
   'content-type',
   'content-length',
@@ -23,16 +31,34 @@ export const RESERVED_HEADERS = [
   'webhook-signature',
 ];
 
+/** What a read shows instead of a stored secret; sending it back keeps the stored one. */
+export const REDACTED_SECRET = '[redacted]';
+
 /** RFC 9110 token: the characters allowed in a header field name. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
-const ID_MESSAGE = 'must be 1-128 characters of letters, digits, "_", "." or "-", starting with a letter or digit';
+const WRITE_KEY = /^[\x21-\x39\x3b-\x7e]+$/;
+const STANDARD_WEBHOOKS_SECRET = /^whsec_[A-Za-z0-9+/]+={0,2}$/;
 
-export const REDACTED_SECRET = '[redacted]';
+/** Messages for a value that is missing or of the wrong JSON type. */
+const expected = (what: string) => (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : `must be ${what}`);
 
-const id = z.string({ message: 'is required' }).regex(ID, ID_MESSAGE);
+const id = z
+  .string({ error: expected('a string') })
+  .regex(ID, 'must be 1-128 characters of letters, digits, "_", "." or "-", starting with a letter or digit');
 
-const webhookUrl = z.string({ message: 'is required' }).superRefine((text, ctx) => {
+const displayName = z
+  .string({ error: expected('a string') })
+  .min(1, 'may not be empty')
+  .max(200, 'must be at most 200 characters');
+
+const enabled = z.boolean({ error: expected('true or false') });
+
+const webhookUrl = z.string({ error: expected('a string') }).superRefine((text, ctx) => {
+  if (text.length > MAX_URL_LENGTH) {
+    ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_URL_LENGTH} characters` });
+    return;
+  }
   let url: URL;
   try {
     url = new URL(text);
@@ -42,76 +68,113 @@ const webhookUrl = z.string({ message: 'is required' }).superRefine((text, ctx) 
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     ctx.addIssue({ code: 'custom', message: `"${text}" must use http or https, not ${url.protocol.replace(':', '')}` });
-  } else if (!url.hostname) {
-    ctx.addIssue({ code: 'custom', message: `"${text}" has no host` });
   }
 });
 
 const headers = z
-  .record(z.string(), z.union([z.string(), z.number(), z.boolean()]), { message: 'must be an object of header names to values' })
+  .record(
+    z.string(),
+    // YAML reads `X-Retries: 3` as a number; such scalars are sent as their text.
+    z.union([z.string(), z.number(), z.boolean()], { error: 'must be a string' }),
+    { error: 'must be an object of header names to values' },
+  )
   .superRefine((record, ctx) => {
+    const names = Object.keys(record);
+    if (names.length > MAX_HEADERS_PER_WEBHOOK) {
+      ctx.addIssue({ code: 'custom', message: `at most ${MAX_HEADERS_PER_WEBHOOK} static headers per webhook URL` });
+    }
+    const seen = new Map<string, string>();
     for (const [name, value] of Object.entries(record)) {
+      const lower = name.toLowerCase();
       if (!HEADER_NAME.test(name)) {
         ctx.addIssue({ code: 'custom', path: [name], message: `"${name}" is not a valid HTTP header name` });
-      } else if (RESERVED_HEADERS.includes(name.toLowerCase())) {
+      } else if (RESERVED_HEADERS.includes(lower)) {
         ctx.addIssue({ code: 'custom', path: [name], message: `"${name}" is set by Tributary and cannot be a static header` });
+      } else if (seen.has(lower)) {
+        ctx.addIssue({ code: 'custom', path: [name], message: `repeats header "${seen.get(lower)}" (header names are case-insensitive)` });
       }
-      if (/[\r\n\0]/.test(String(value))) {
+      seen.set(lower, seen.get(lower) ?? name);
+      const text = String(value);
+      if (/[\r\n\0]/.test(text)) {
         ctx.addIssue({ code: 'custom', path: [name], message: 'header values may not contain CR, LF or NUL' });
+      } else if (text.length > MAX_HEADER_VALUE_LENGTH) {
+        ctx.addIssue({ code: 'custom', path: [name], message: `header values must be at most ${MAX_HEADER_VALUE_LENGTH} characters` });
       }
     }
   })
   .transform((record) => Object.fromEntries(Object.entries(record).map(([name, value]) => [name, String(value)])));
 
 const webhookEntry = z
-  .object({ url: webhookUrl, headers: headers.optional() }, { message: 'must be an object with a url' })
+  .object({ url: webhookUrl, headers: headers.optional() }, { error: 'must be an object with a url' })
   .strict()
   .transform((entry): WebhookEntry => ({ url: entry.url, headers: entry.headers ?? {} }));
 
-const secret = z.string().min(1, 'may not be empty').max(1024);
+const webhooks = z
+  .array(webhookEntry, { error: expected('a list of webhook entries') })
+  .superRefine((entries, ctx) => {
+    if (entries.length === 0) ctx.addIssue({ code: 'custom', message: 'needs at least one webhook URL' });
+    if (entries.length > MAX_WEBHOOKS) {
+      // Named at the first entry over the limit, so the message points at what to remove.
+      ctx.addIssue({ code: 'custom', path: [MAX_WEBHOOKS], message: `at most ${MAX_WEBHOOKS} webhook URLs per destination` });
+    }
+  });
+
+const sharedSecret = z
+  .string({ error: expected('a string (quote it in YAML)') })
+  .min(1, 'may not be empty')
+  .max(MAX_SECRET_LENGTH, `must be at most ${MAX_SECRET_LENGTH} characters`);
+
+const standardWebhooksSecret = z
+  .string({ error: expected('a string') })
+  .refine((text) => text === REDACTED_SECRET || STANDARD_WEBHOOKS_SECRET.test(text), 'must be a Standard Webhooks secret: whsec_ followed by base64');
 
 export const sourceInput = z
-  .object({
-    id,
-    name: z.string().min(1).max(200).optional(),
-    writeKey: z
-      .string({ message: 'is required' })
-      .min(8, 'must be at least 8 characters')
-      .max(256)
-      .regex(/^[\x21-\x39\x3b-\x7e]+$/, 'must be printable ASCII without spaces or ":" (it is sent as the HTTP basic user name)'),
-    enabled: z.boolean().optional(),
-  })
+  .object(
+    {
+      id,
+      name: displayName.optional(),
+      writeKey: z
+        .string({ error: expected('a string') })
+        .min(8, 'must be at least 8 characters')
+        .max(256, 'must be at most 256 characters')
+        .regex(WRITE_KEY, 'must be printable ASCII without spaces or ":" (it is sent as the HTTP basic user name)'),
+      enabled: enabled.optional(),
+    },
+    { error: 'must be an object' },
+  )
   .strict();
 
 export const destinationInput = z
-  .object({
-    id,
-    name: z.string().min(1).max(200).optional(),
-    type: z.literal('webhooks', { message: 'must be "webhooks" (the only destination type)' }),
-    sources: z.array(id).default([]),
-    enabled: z.boolean().optional(),
-    settings: z
-      .object({
-        sharedSecret: secret.nullable().optional(),
-        standardWebhooksSecret: z
-          .string()
-          .regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, 'must be a Standard Webhooks secret: whsec_ followed by base64')
-          .nullable()
-          .optional(),
-        webhooks: z
-          .array(webhookEntry)
-          .min(1, 'needs at least one webhook URL')
-          .max(MAX_WEBHOOKS, `at most ${MAX_WEBHOOKS} webhook URLs per destination`),
-      }, { message: 'is required' })
-      .strict(),
-  })
+  .object(
+    {
+      id,
+      name: displayName.optional(),
+      type: z.literal('webhooks', { error: (issue) => (issue.input === undefined ? 'is required' : 'must be "webhooks" (the only destination type)') }),
+      sources: z.array(id, { error: expected('a list of source ids') }).optional(),
+      enabled: enabled.optional(),
+      settings: z
+        .object(
+          {
+            sharedSecret: sharedSecret.nullable().optional(),
+            standardWebhooksSecret: standardWebhooksSecret.nullable().optional(),
+            webhooks,
+          },
+          { error: expected('an object') },
+        )
+        .strict(),
+    },
+    { error: 'must be an object' },
+  )
   .strict();
 
-export const configDocument = z
-  .object({
-    sources: z.array(z.unknown()).default([]),
-    destinations: z.array(z.unknown()).default([]),
-  })
+const configDocument = z
+  .object(
+    {
+      sources: z.array(z.unknown(), { error: 'must be a list' }).optional(),
+      destinations: z.array(z.unknown(), { error: 'must be a list' }).optional(),
+    },
+    { error: 'must be an object with "sources" and "destinations" lists' },
+  )
   .strict();
 
 export type SourceInput = z.input<typeof sourceInput>;
@@ -129,53 +192,70 @@ export class ConfigValidationError extends Error {
   }
 }
 
-function formatPath(prefix: string, path: PropertyKey[]): string {
+const PLAIN_SEGMENT = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+
+/** `['settings', 'webhooks', 0, 'headers', 'Host']` → `settings.webhooks[0].headers.Host`. */
+export function formatPath(prefix: string, path: readonly PropertyKey[]): string {
   let out = prefix;
   for (const part of path) {
     if (typeof part === 'number') out += `[${part}]`;
-    else out += out ? `.${String(part)}` : String(part);
+    else if (PLAIN_SEGMENT.test(String(part))) out += out ? `.${String(part)}` : String(part);
+    else out += `[${JSON.stringify(String(part))}]`;
   }
   return out;
 }
 
 function issuesOf(error: z.ZodError, prefix: string): ValidationIssue[] {
-  return error.issues.map((issue) => {
-    let message = issue.message;
-    if (issue.code === 'unrecognized_keys') message = `unknown field${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}`;
-    if (issue.code === 'invalid_type' && /received undefined/.test(message)) message = 'is required';
-    return { path: formatPath(prefix, issue.path), message };
-  });
+  return error.issues.map((issue) => ({
+    path: formatPath(prefix, issue.path),
+    message: issue.code === 'unrecognized_keys' ? `unknown field${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}` : issue.message,
+  }));
 }
 
 export function parseSource(input: unknown, prefix = ''): Source {
   const result = sourceInput.safeParse(input);
   if (!result.success) throw new ConfigValidationError(issuesOf(result.error, prefix));
-  const { id: sourceId, name, writeKey, enabled } = result.data;
-  return { id: sourceId, name: name ?? sourceId, writeKey, enabled: enabled ?? true };
+  const { id: sourceId, name, writeKey, enabled: isEnabled } = result.data;
+  return { id: sourceId, name: name ?? sourceId, writeKey, enabled: isEnabled ?? true };
 }
 
 /**
  * `existing` lets an update keep a write-only secret: sending back the redacted marker
- * (what a read shows) leaves the stored secret unchanged.
+ * (what a read shows) leaves the stored secret unchanged. The marker with nothing stored
+ * is an error rather than "no secret", so a redacted export applied to an empty cluster
+ * cannot silently turn signing off.
  */
 export function parseDestination(input: unknown, prefix = '', existing?: Destination): Destination {
   const result = destinationInput.safeParse(input);
   if (!result.success) throw new ConfigValidationError(issuesOf(result.error, prefix));
-  const { id: destinationId, name, type, sources, enabled, settings } = result.data;
-  const keep = (given: string | null | undefined, stored: string | null | undefined): string | null =>
-    given === REDACTED_SECRET ? (stored ?? null) : (given ?? null);
-  return {
+  const { id: destinationId, name, type, sources, enabled: isEnabled, settings } = result.data;
+  const issues: ValidationIssue[] = [];
+  const keep = (field: 'sharedSecret' | 'standardWebhooksSecret'): string | null => {
+    const given = settings[field];
+    if (given !== REDACTED_SECRET) return given ?? null;
+    const stored = existing?.settings[field];
+    if (!stored) {
+      issues.push({
+        path: formatPath(prefix, ['settings', field]),
+        message: `is "${REDACTED_SECRET}" (what reads show) but no secret is stored for destination "${destinationId}"; give the secret itself`,
+      });
+    }
+    return stored ?? null;
+  };
+  const destination: Destination = {
     id: destinationId,
     name: name ?? destinationId,
     type,
-    sources: [...new Set(sources)],
-    enabled: enabled ?? true,
+    sources: [...new Set(sources ?? [])],
+    enabled: isEnabled ?? true,
     settings: {
-      sharedSecret: keep(settings.sharedSecret, existing?.settings.sharedSecret),
-      standardWebhooksSecret: keep(settings.standardWebhooksSecret, existing?.settings.standardWebhooksSecret),
+      sharedSecret: keep('sharedSecret'),
+      standardWebhooksSecret: keep('standardWebhooksSecret'),
       webhooks: settings.webhooks,
     },
   };
+  if (issues.length > 0) throw new ConfigValidationError(issues);
+  return destination;
 }
 
 export interface ConfigState {
@@ -183,73 +263,98 @@ export interface ConfigState {
   destinations: Destination[];
 }
 
+export const EMPTY_CONFIG: ConfigState = { sources: [], destinations: [] };
+
+/** A source's write key must not be another source's: the key alone picks the source. */
+export function checkSource(source: Source, others: readonly Source[], prefix = ''): ValidationIssue[] {
+  const owner = others.find((other) => other.id !== source.id && other.writeKey === source.writeKey);
+  return owner ? [{ path: formatPath(prefix, ['writeKey']), message: `is already the write key of source "${owner.id}"; write keys must be unique` }] : [];
+}
+
+/** Every source a destination names must exist. */
+export function checkDestination(destination: Destination, sources: readonly Source[], prefix = ''): ValidationIssue[] {
+  const known = new Set(sources.map((source) => source.id));
+  const issues: ValidationIssue[] = [];
+  destination.sources.forEach((sourceId, index) => {
+    if (!known.has(sourceId)) issues.push({ path: formatPath(prefix, ['sources', index]), message: `unknown source "${sourceId}"` });
+  });
+  return issues;
+}
+
+export interface ApplyOptions {
+  /** Delete what exists but is absent from the document. */
+  prune?: boolean;
+}
+
 /**
- * Validates a whole declarative document: each entity, unique ids and write keys, and
- * that every destination names sources that exist in the document or in `existing`.
+ * The sources that exist once a document is applied: with `prune` only the document's,
+ * otherwise the document's plus the existing ones it does not mention.
  */
-export function parseConfigDocument(document: unknown, existing: ConfigState = { sources: [], destinations: [] }): ConfigState {
+function resultingSources(desired: ConfigState, existing: ConfigState, options: ApplyOptions): Source[] {
+  if (options.prune) return desired.sources;
+  const byId = new Map(existing.sources.map((source) => [source.id, source]));
+  for (const source of desired.sources) byId.set(source.id, source);
+  return [...byId.values()];
+}
+
+/**
+ * Rules across entities for a whole document: ids appear once, write keys are unique and
+ * every destination names sources that will exist once the document is applied.
+ */
+export function crossCheck(desired: ConfigState, existing: ConfigState, options: ApplyOptions = {}): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const repeated = <T extends { id: string }>(list: string, entities: readonly T[]) => {
+    const first = new Map<string, number>();
+    entities.forEach((entity, index) => {
+      const earlier = first.get(entity.id);
+      if (earlier === undefined) first.set(entity.id, index);
+      else issues.push({ path: `${list}[${index}].id`, message: `"${entity.id}" is already the id of ${list}[${earlier}]` });
+    });
+  };
+  repeated('sources', desired.sources);
+  repeated('destinations', desired.destinations);
+  const sources = resultingSources(desired, existing, options);
+  const desiredIds = new Set(desired.sources.map((source) => source.id));
+  const kept = sources.filter((source) => !desiredIds.has(source.id));
+  // Each clash is reported once, at the later of the two sources.
+  desired.sources.forEach((source, index) => issues.push(...checkSource(source, [...kept, ...desired.sources.slice(0, index)], `sources[${index}]`)));
+  desired.destinations.forEach((destination, index) => issues.push(...checkDestination(destination, sources, `destinations[${index}]`)));
+  return issues;
+}
+
+/**
+ * Validates a whole declarative document: each entity, then the rules across entities
+ * against what `existing` holds (a redacted secret keeps the existing destination's).
+ */
+export function parseConfigDocument(document: unknown, existing: ConfigState = EMPTY_CONFIG, options: ApplyOptions = {}): ConfigState {
   const shape = configDocument.safeParse(document ?? {});
   if (!shape.success) throw new ConfigValidationError(issuesOf(shape.error, ''));
   const issues: ValidationIssue[] = [];
+  const collect = <T>(parse: () => T, into: T[]) => {
+    try {
+      into.push(parse());
+    } catch (error) {
+      if (!(error instanceof ConfigValidationError)) throw error;
+      issues.push(...error.issues);
+    }
+  };
   const sources: Source[] = [];
   const destinations: Destination[] = [];
-  shape.data.sources.forEach((input, index) => {
-    try {
-      sources.push(parseSource(input, `sources[${index}]`));
-    } catch (error) {
-      if (!(error instanceof ConfigValidationError)) throw error;
-      issues.push(...error.issues);
-    }
+  (shape.data.sources ?? []).forEach((input, index) => collect(() => parseSource(input, `sources[${index}]`), sources));
+  const stored = new Map(existing.destinations.map((destination) => [destination.id, destination]));
+  (shape.data.destinations ?? []).forEach((input, index) => {
+    const candidateId = typeof input === 'object' && input !== null ? (input as { id?: unknown }).id : undefined;
+    collect(() => parseDestination(input, `destinations[${index}]`, typeof candidateId === 'string' ? stored.get(candidateId) : undefined), destinations);
   });
-  const existingDestinations = new Map(existing.destinations.map((destination) => [destination.id, destination]));
-  shape.data.destinations.forEach((input, index) => {
-    try {
-      const candidateId = (input as { id?: unknown } | null)?.id;
-      destinations.push(parseDestination(input, `destinations[${index}]`, typeof candidateId === 'string' ? existingDestinations.get(candidateId) : undefined));
-    } catch (error) {
-      if (!(error instanceof ConfigValidationError)) throw error;
-      issues.push(...error.issues);
-    }
-  });
-  issues.push(...crossCheck({ sources, destinations }, existing));
+  // Cross-entity rules only make sense once every entity parsed.
+  if (issues.length === 0) issues.push(...crossCheck({ sources, destinations }, existing, options));
   if (issues.length > 0) throw new ConfigValidationError(issues);
   return { sources, destinations };
 }
 
-function duplicates(values: string[]): string[] {
-  const seen = new Set<string>();
-  const repeated = new Set<string>();
-  for (const value of values) (seen.has(value) ? repeated : seen).add(value);
-  return [...repeated];
-}
-
-/** Rules across entities: unique ids and write keys, destinations naming known sources. */
-export function crossCheck(desired: ConfigState, existing: ConfigState): ValidationIssue[] {
-  const issues: ValidationIssue[] = [];
-  for (const duplicate of duplicates(desired.sources.map((source) => source.id))) {
-    issues.push({ path: 'sources', message: `source id "${duplicate}" appears more than once` });
-  }
-  for (const duplicate of duplicates(desired.destinations.map((destination) => destination.id))) {
-    issues.push({ path: 'destinations', message: `destination id "${duplicate}" appears more than once` });
-  }
-  const byId = new Map(existing.sources.map((source) => [source.id, source]));
-  for (const source of desired.sources) byId.set(source.id, source);
-  const owners = new Map<string, string>();
-  for (const source of byId.values()) {
-    const owner = owners.get(source.writeKey);
-    if (owner !== undefined && owner !== source.id) {
-      issues.push({ path: 'sources', message: `sources "${owner}" and "${source.id}" share a write key; write keys must be unique` });
-    }
-    owners.set(source.writeKey, source.id);
-  }
-  desired.destinations.forEach((destination, index) => {
-    for (const sourceId of destination.sources) {
-      if (!byId.has(sourceId)) {
-        issues.push({ path: `destinations[${index}].sources`, message: `unknown source "${sourceId}"` });
-      }
-    }
-  });
-  return issues;
+/** Ids of the destinations that name a source; a source they still name cannot be deleted. */
+export function destinationsUsing(state: ConfigState, sourceId: string): string[] {
+  return state.destinations.filter((destination) => destination.sources.includes(sourceId)).map((destination) => destination.id).sort();
 }
 
 /** What a read returns: secrets replaced by a marker that says whether one is set. */
@@ -263,10 +368,6 @@ export function redactDestination(destination: Destination): Destination {
       standardWebhooksSecret: standardWebhooksSecret ? REDACTED_SECRET : null,
     },
   };
-}
-
-export function redactSource(source: Source): Source {
-  return { ...source, writeKey: `${source.writeKey.slice(0, 4)}…` };
 }
 
 export type EntityKind = 'source' | 'destination';
@@ -290,52 +391,65 @@ export interface ConfigChange {
   action: 'create' | 'update' | 'delete';
   kind: EntityKind;
   id: string;
-  /** For updates: the top-level fields (or settings.*) that differ; secrets named, never shown. */
+  /** For updates: the fields (settings.* one level down) that differ; secrets are named, never shown. */
   fields?: string[];
 }
 
-function changedFields(before: object, after: object, prefix = ''): string[] {
+/** JSON with object keys sorted, so header order and source order do not count as changes. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) => {
+    if (Array.isArray(inner) || inner === null || typeof inner !== 'object') return inner;
+    return Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  });
+}
+
+function changedFields(before: Source | Destination, after: Source | Destination): string[] {
   const fields: string[] = [];
-  const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
-  for (const key of keys) {
-    const a = (before as Record<string, unknown>)[key];
-    const b = (after as Record<string, unknown>)[key];
-    if (key === 'settings' && a && b && typeof a === 'object' && typeof b === 'object') {
-      fields.push(...changedFields(a, b, 'settings.'));
-    } else if (JSON.stringify(a) !== JSON.stringify(b)) {
-      fields.push(`${prefix}${key}`);
+  const compare = (a: object, b: object, prefix: string) => {
+    for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      const x = (a as Record<string, unknown>)[key];
+      const y = (b as Record<string, unknown>)[key];
+      if (key === 'settings' && x && y && typeof x === 'object' && typeof y === 'object') compare(x, y, 'settings.');
+      else if (key === 'sources' && Array.isArray(x) && Array.isArray(y)) {
+        if (canonical([...x].sort()) !== canonical([...y].sort())) fields.push(`${prefix}${key}`);
+      } else if (canonical(x) !== canonical(y)) fields.push(`${prefix}${key}`);
     }
-  }
+  };
+  compare(before, after, '');
   return fields;
 }
 
 /**
  * The changes that turn `current` into `desired`. Entities absent from `desired` are
  * deleted only with `prune`, so a start-up apply never removes what the admin API added.
- * Creates and updates of sources come before destinations, deletions of destinations
- * before sources, so no reader ever sees a destination naming a missing source.
+ * Sources are created and updated before destinations, destinations deleted before
+ * sources, so no reader ever sees a destination naming a missing source. Upserts keep the
+ * document's order; deletions go by id.
  */
-export function diffConfig(current: ConfigState, desired: ConfigState, options: { prune?: boolean } = {}): ConfigChange[] {
-  const changes: ConfigChange[] = [];
-  const diffKind = <T extends Source | Destination>(kind: EntityKind, now: T[], wanted: T[]): { upserts: ConfigChange[]; deletes: ConfigChange[] } => {
+export function diffConfig(current: ConfigState, desired: ConfigState, options: ApplyOptions = {}): ConfigChange[] {
+  const diffKind = <T extends Source | Destination>(kind: EntityKind, now: readonly T[], wanted: readonly T[]) => {
     const existing = new Map(now.map((entity) => [entity.id, entity]));
     const upserts: ConfigChange[] = [];
     for (const entity of wanted) {
       const before = existing.get(entity.id);
-      if (!before) upserts.push({ action: 'create', kind, id: entity.id });
-      else {
-        const fields = changedFields(before, entity);
-        if (fields.length > 0) upserts.push({ action: 'update', kind, id: entity.id, fields });
+      if (!before) {
+        upserts.push({ action: 'create', kind, id: entity.id });
+        continue;
       }
+      const fields = changedFields(before, entity);
+      if (fields.length > 0) upserts.push({ action: 'update', kind, id: entity.id, fields });
     }
     const wantedIds = new Set(wanted.map((entity) => entity.id));
-    const deletes = options.prune
-      ? now.filter((entity) => !wantedIds.has(entity.id)).map((entity): ConfigChange => ({ action: 'delete', kind, id: entity.id }))
+    const deletes: ConfigChange[] = options.prune
+      ? now
+          .filter((entity) => !wantedIds.has(entity.id))
+          .map((entity) => entity.id)
+          .sort()
+          .map((entityId) => ({ action: 'delete', kind, id: entityId }))
       : [];
     return { upserts, deletes };
   };
   const sources = diffKind('source', current.sources, desired.sources);
   const destinations = diffKind('destination', current.destinations, desired.destinations);
-  changes.push(...sources.upserts, ...destinations.upserts, ...destinations.deletes, ...sources.deletes);
-  return changes;
+  return [...sources.upserts, ...destinations.upserts, ...destinations.deletes, ...sources.deletes];
 }

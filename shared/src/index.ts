@@ -12,3 +12,4 @@ export * from './config-view.js';
 export * from './topology.js';
 export * from './retry-ladder.js';
 export * from './infrastructure.js';
+export * from './config-file.js';

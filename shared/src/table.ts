@@ -6,7 +6,8 @@
  *
  * `start()` resolves once the reader has caught up with the end offsets the topic had
  * when it started; `waitForOffset()` gives read-your-writes to a process that has just
- * produced to the topic.
+ * produced to the topic, and `catchUpToEnd()` the same for what other processes wrote.
+ * End offsets are read with read_committed, so an open transaction is not waited for.
  */
 import { randomUUID } from 'node:crypto';
 import type { Consumer, Kafka } from 'kafkajs';
@@ -22,6 +23,12 @@ export interface TableOptions<V> {
   /** Turns a record value into V; throws on a value it cannot read (the record is skipped and logged). */
   decode(value: Buffer): Promise<V>;
   groupPrefix?: string;
+  /**
+   * false: keep no map, only notify listeners (`get`/`entries` stay empty, `previous` is
+   * undefined) — for callers that hold a bounded view of their own, such as the router's
+   * time-limited dedup state. Default true.
+   */
+  materialize?: boolean;
 }
 
 export class CompactedTopicReader<V> {
@@ -63,15 +70,7 @@ export class CompactedTopicReader<V> {
 
   async start(): Promise<void> {
     const { kafka, topic, logger } = this.options;
-    const admin = kafka.admin();
-    await admin.connect();
-    try {
-      for (const { partition, high, low } of await admin.fetchTopicOffsets(topic)) {
-        if (BigInt(high) > BigInt(low)) this.targets.set(partition, BigInt(high) - 1n);
-      }
-    } finally {
-      await admin.disconnect();
-    }
+    this.targets = await this.lastOffsets();
 
     const caughtUp = new Promise<void>((resolve) => (this.onCaughtUp = resolve));
     this.checkCaughtUp();
@@ -109,12 +108,37 @@ export class CompactedTopicReader<V> {
       },
     });
     await caughtUp;
-    logger.info({ topic, entries: this.state.size }, 'table caught up');
+    logger.info({ topic, entries: this.options.materialize === false ? undefined : this.state.size }, 'table caught up');
   }
 
   async stop(): Promise<void> {
     await this.consumer?.disconnect();
     this.consumer = undefined;
+  }
+
+  /**
+   * Resolves once every record committed to the topic when it is called has been applied:
+   * a process that must act on what others wrote (the router, when a rebalance hands it
+   * partitions another instance was routing) waits for this first.
+   */
+  async catchUpToEnd(timeoutMs = 60_000): Promise<void> {
+    const targets = await this.lastOffsets();
+    await Promise.all([...targets].map(([partition, offset]) => this.waitForOffset(partition, offset, timeoutMs)));
+  }
+
+  /** The offset of the last record (or transaction marker) of each non-empty partition. */
+  private async lastOffsets(): Promise<Map<number, bigint>> {
+    const last = new Map<number, bigint>();
+    const admin = this.options.kafka.admin();
+    await admin.connect();
+    try {
+      for (const { partition, high, low } of await admin.fetchTopicOffsets(this.options.topic)) {
+        if (BigInt(high) > BigInt(low)) last.set(partition, BigInt(high) - 1n);
+      }
+    } finally {
+      await admin.disconnect();
+    }
+    return last;
   }
 
   /** Resolves once the record at `offset` of `partition` has been applied. */
@@ -141,8 +165,10 @@ export class CompactedTopicReader<V> {
 
   private apply(key: string, value: V | undefined): void {
     const previous = this.state.get(key);
-    if (value === undefined) this.state.delete(key);
-    else this.state.set(key, value);
+    if (this.options.materialize !== false) {
+      if (value === undefined) this.state.delete(key);
+      else this.state.set(key, value);
+    }
     for (const listener of this.listeners) {
       try {
         listener(key, value, previous);

@@ -1,0 +1,127 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigFileError, loadConfigFile, parseConfigYaml } from './config-file.js';
+import { ConfigValidationError, parseConfigDocument, type ValidationIssue } from './config-model.js';
+
+const designExample = `
+sources:
+  - id: web
+    name: Web site
+    writeKey: wk_web_example
+destinations:
+  - id: crm-hooks
+    type: webhooks
+    sources: [web]
+    enabled: true
+    settings:
+      sharedSecret: \${CRM_SECRET}          # optional; enables X-Signature
+      webhooks:                        # 1 to 5 entries
+        - url: https://hooks.example.com/segment
+          headers: { X-Team: growth, Authorization: "Bearer \${CRM_TOKEN}" }
+`;
+
+function issuesOf(run: () => unknown): ValidationIssue[] {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof ConfigValidationError) return error.issues;
+    throw error;
+  }
+  throw new Error('expected a ConfigValidationError');
+}
+
+describe('parseConfigYaml', () => {
+  it('reads the design example and expands references inside strings', () => {
+    const document = parseConfigYaml(designExample, { CRM_SECRET: 's3cret', CRM_TOKEN: 'tok' });
+    expect(document).toEqual({
+      sources: [{ id: 'web', name: 'Web site', writeKey: 'wk_web_example' }],
+      destinations: [
+        {
+          id: 'crm-hooks',
+          type: 'webhooks',
+          sources: ['web'],
+          enabled: true,
+          settings: {
+            sharedSecret: 's3cret',
+            webhooks: [{ url: 'https://hooks.example.com/segment', headers: { 'X-Team': 'growth', Authorization: 'Bearer tok' } }],
+          },
+        },
+      ],
+    });
+    expect(parseConfigDocument(document).destinations[0]?.settings.sharedSecret).toBe('s3cret');
+  });
+
+  it('names the path of every reference to an unset variable', () => {
+    expect(issuesOf(() => parseConfigYaml(designExample, { CRM_TOKEN: '' }))).toEqual([
+      { path: 'destinations[0].settings.sharedSecret', message: 'refers to environment variable CRM_SECRET, which is not set' },
+      { path: 'destinations[0].settings.webhooks[0].headers.Authorization', message: 'refers to environment variable CRM_TOKEN, which is not set' },
+    ]);
+  });
+
+  it('takes variable values literally', () => {
+    expect(parseConfigYaml('a: "${V}"', { V: '{x: [1]}\n- b: ${W}' })).toEqual({ a: '{x: [1]}\n- b: ${W}' });
+  });
+
+  it('expands several references in one value and leaves keys alone', () => {
+    expect(parseConfigYaml('${K}: "${A}-${B}"', { A: '1', B: '2', K: 'key' })).toEqual({ '${K}': '1-2' });
+  });
+
+  it('writes a literal ${ for $${', () => {
+    expect(parseConfigYaml('a: "$${HOME} costs $5"', {})).toEqual({ a: '${HOME} costs $5' });
+  });
+
+  it('refuses malformed references', () => {
+    expect(issuesOf(() => parseConfigYaml('a: "${UNCLOSED"', {}))).toEqual([{ path: 'a', message: '"${UNCLOSED" is not closed; write ${NAME} (or $${ for a literal ${)' }]);
+    expect(issuesOf(() => parseConfigYaml('a: "${1BAD}"', {}))).toEqual([{ path: 'a', message: '"${1BAD}" is not a variable reference; names are letters, digits and "_"' }]);
+    expect(issuesOf(() => parseConfigYaml('a: "${}"', {}))).toEqual([{ path: 'a', message: '"${}" is not a variable reference; names are letters, digits and "_"' }]);
+  });
+
+  it('leaves numbers, booleans and null as YAML typed them', () => {
+    expect(parseConfigYaml('a: 3\nb: true\nc: null\nd: "3"', {})).toEqual({ a: 3, b: true, c: null, d: '3' });
+  });
+
+  it('reads an empty file as an empty document', () => {
+    expect(parseConfigYaml('', {})).toEqual({});
+    expect(parseConfigYaml('# nothing yet\n', {})).toEqual({});
+  });
+
+  it('reports YAML syntax errors with line and column', () => {
+    const issues = issuesOf(() => parseConfigYaml('sources:\n  - id: web\n   writeKey: x\n', {}));
+    expect(issues.length).toBeGreaterThan(0);
+    expect(issues[0]?.path).toMatch(/^line 3, column \d+$/);
+  });
+
+  it('refuses duplicate keys', () => {
+    const issues = issuesOf(() => parseConfigYaml('sources: []\nsources: []\n', {}));
+    expect(issues).toEqual([{ path: 'line 2, column 1', message: expect.stringMatching(/unique/i) }]);
+  });
+});
+
+describe('loadConfigFile', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tributary-config-'));
+
+  it('reads a file', async () => {
+    const file = join(dir, 'ok.yaml');
+    writeFileSync(file, designExample);
+    const document = (await loadConfigFile(file, { CRM_SECRET: 'a', CRM_TOKEN: 'b' })) as { sources: unknown[] };
+    expect(document.sources).toHaveLength(1);
+  });
+
+  it('names the file in every error', async () => {
+    const file = join(dir, 'bad.yaml');
+    writeFileSync(file, designExample);
+    const error = await loadConfigFile(file, {}).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ConfigFileError);
+    expect((error as ConfigFileError).message).toBe(
+      `${file} is not a valid Tributary config:\n` +
+        '  - destinations[0].settings.sharedSecret: refers to environment variable CRM_SECRET, which is not set\n' +
+        '  - destinations[0].settings.webhooks[0].headers.Authorization: refers to environment variable CRM_TOKEN, which is not set',
+    );
+    const missing = await loadConfigFile(join(dir, 'missing.yaml'), {}).catch((caught: unknown) => caught);
+    expect((missing as ConfigFileError).message).toBe(`${join(dir, 'missing.yaml')} is not a valid Tributary config:\n  - cannot be read: ENOENT`);
+    expect((missing as ConfigFileError).unreadable).toBe(true);
+    expect((error as ConfigFileError).unreadable).toBe(false);
+  });
+});

@@ -1,0 +1,96 @@
+/**
+ * The declarative config file: YAML with `${VAR}` references, turned into the document
+ * the admin API's apply takes. The ingest start-up apply (TRIBUTARY_CONFIG) and the CLI
+ * (`tributary config apply FILE`) both read files through here, so a file means the same
+ * thing to both.
+ *
+ * References are expanded after parsing and only inside string values, so a variable's
+ * value is always taken literally: it cannot add YAML structure, whatever it contains.
+ * `$${` writes a literal `${`.
+ */
+import { readFile } from 'node:fs/promises';
+import { parseDocument } from 'yaml';
+import { ConfigValidationError, formatPath, type ValidationIssue } from './config-model.js';
+
+const REFERENCE = /\$\$\{|\$\{([^}]*)\}?/g;
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export type Environment = Record<string, string | undefined>;
+
+function expandString(text: string, env: Environment, path: string, issues: ValidationIssue[]): string {
+  return text.replace(REFERENCE, (match, name: string | undefined) => {
+    if (match === '$${') return '${';
+    if (!match.endsWith('}')) {
+      issues.push({ path, message: `"${match}" is not closed; write \${NAME} (or $\${ for a literal \${)` });
+      return match;
+    }
+    if (name === undefined || !VARIABLE_NAME.test(name)) {
+      issues.push({ path, message: `"${match}" is not a variable reference; names are letters, digits and "_"` });
+      return match;
+    }
+    const value = env[name];
+    if (value === undefined || value === '') {
+      issues.push({ path, message: `refers to environment variable ${name}, which is not set` });
+      return match;
+    }
+    return value;
+  });
+}
+
+function expand(value: unknown, env: Environment, path: PropertyKey[], issues: ValidationIssue[]): unknown {
+  if (typeof value === 'string') return expandString(value, env, formatPath('', path), issues);
+  if (Array.isArray(value)) return value.map((item, index) => expand(item, env, [...path, index], issues));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, expand(inner, env, [...path, key], issues)]));
+  }
+  return value;
+}
+
+/**
+ * Parses YAML text into a config document with `${VAR}` references expanded from `env`.
+ * Throws ConfigValidationError naming each problem: YAML syntax errors with their line and
+ * column, unset variables with the path of the value that refers to them.
+ */
+export function parseConfigYaml(text: string, env: Environment = process.env): unknown {
+  const document = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
+  if (document.errors.length > 0) {
+    throw new ConfigValidationError(
+      document.errors.map((error) => {
+        const at = error.linePos?.[0];
+        return { path: at ? `line ${at.line}, column ${at.col}` : '', message: error.message.split('\n')[0] ?? error.message };
+      }),
+    );
+  }
+  const issues: ValidationIssue[] = [];
+  const expanded = expand(document.toJS({ maxAliasCount: 100 }), env, [], issues);
+  if (issues.length > 0) throw new ConfigValidationError(issues);
+  return expanded ?? {};
+}
+
+export class ConfigFileError extends Error {
+  constructor(
+    readonly file: string,
+    readonly issues: ValidationIssue[],
+    /** True when the file could not be read at all, as opposed to read and refused. */
+    readonly unreadable = false,
+  ) {
+    super(`${file} is not a valid Tributary config:\n${issues.map((issue) => `  - ${issue.path ? `${issue.path}: ` : ''}${issue.message}`).join('\n')}`);
+    this.name = 'ConfigFileError';
+  }
+}
+
+/** Reads and parses a config file; every problem (including a missing file) names the file. */
+export async function loadConfigFile(file: string, env: Environment = process.env): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new ConfigFileError(file, [{ path: '', message: `cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` }], true);
+  }
+  try {
+    return parseConfigYaml(text, env);
+  } catch (error) {
+    if (error instanceof ConfigValidationError) throw new ConfigFileError(file, error.issues);
+    throw error;
+  }
+}
