@@ -1,23 +1,64 @@
 /**
- * ingest — the Segment-compatible HTTP API and the admin API. Skeleton: connects to Kafka
- * and the registry, creates topics, registers schemas, follows the config topic and
- * serves /healthz, /readyz and /metrics on INGEST_PORT.
+ * ingest — the Segment-compatible HTTP API (and, mounted beside it, the admin API) on
+ * INGEST_PORT, with /healthz, /readyz and /metrics. Accepted calls are written to the
+ * ingest topic in Kafka transactions; the service is ready once it has read the config
+ * topic and its transactional producer is connected.
  */
-import { ConfigView, connectInfrastructure, createHttpServer, envTypes, listen, runService, topicDefinitions } from '@tributary/shared';
+import { hostname } from 'node:os';
+import { ConfigView, connectInfrastructure, createHttpServer, listen, runService, topicDefinitions } from '@tributary/shared';
+import { adminEnv, mountAdmin } from './admin/index.js';
+import { createIngestMetrics, transactionObserver } from './ingest-metrics.js';
+import { ProduceBatcher } from './produce-batcher.js';
+import { registerSegmentApi } from './segment-api.js';
+import { ingestEnv } from './settings.js';
+import { TransactionalSender } from './transactional-sender.js';
 
 await runService({
   name: 'ingest',
-  env: { INGEST_PORT: envTypes.port(8080) },
+  env: { ...ingestEnv, ...adminEnv },
   async start(context) {
     const { env, logger, metrics, readiness, onShutdown } = context;
     readiness.set('config', false);
+    readiness.set('producer', false);
     const { kafka, codec, topics } = await connectInfrastructure(context, (names) => topicDefinitions(names));
     const config = new ConfigView({ kafka, codec, logger, topic: topics.config, groupPrefix: `${env.TOPIC_NAMESPACE}-ingest` });
+    const ingestMetrics = createIngestMetrics(metrics.registry);
+    const sender = new TransactionalSender({
+      kafka,
+      transactionalId: `${env.TOPIC_NAMESPACE}-ingest-${hostname()}-${process.pid}`,
+      topic: topics.ingest,
+      logger,
+      onUsable: (usable) => readiness.set('producer', usable),
+    });
+    const batcher = new ProduceBatcher({
+      send: sender.send,
+      maxRecords: env.INGEST_MAX_TRANSACTION_RECORDS,
+      maxBytes: env.INGEST_MAX_TRANSACTION_BYTES,
+      timeoutMs: env.INGEST_PRODUCE_TIMEOUT,
+      onTransaction: transactionObserver(ingestMetrics, logger),
+    });
+
     const app = createHttpServer({ logger, metrics, readiness });
+    registerSegmentApi(app, {
+      sourceByWriteKey: (writeKey) => config.sourceByWriteKey(writeKey),
+      encode: (message) => codec.encode(topics.ingest, message),
+      submit: (records) => batcher.submit(records),
+      isReady: () => readiness.isReady(),
+      logger,
+      metrics: ingestMetrics,
+    });
+    // Admin API (/admin/v1) and the TRIBUTARY_CONFIG start-up apply: services/ingest/src/admin/.
+    const admin = mountAdmin(context, { app, kafka, codec, topics, config });
     await listen(app, env.INGEST_PORT);
+
+    // Shutdown runs these last-registered first: stop reading config, stop taking
+    // requests and finish those in flight, let their transactions end, then disconnect.
+    onShutdown('producer', () => sender.disconnect());
+    onShutdown('transactions', () => batcher.close());
     onShutdown('http', () => app.close());
-    await config.start();
     onShutdown('config', () => config.stop());
+    await Promise.all([config.start(), sender.connect()]);
+    await admin.start();
     readiness.set('config', true);
   },
 });

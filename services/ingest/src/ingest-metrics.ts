@@ -1,0 +1,57 @@
+/** The ingest service's Prometheus series, on the service's registry. */
+import { Counter, Histogram, type Registry } from 'prom-client';
+import { LATENCY_BUCKETS, type Logger } from '@tributary/shared';
+import type { TransactionReport } from './produce-batcher.js';
+
+export interface IngestMetrics {
+  requests: Counter<'route' | 'status'>;
+  messages: Counter<'type'>;
+  batchSize: Histogram;
+  produceDuration: Histogram;
+  transactionSize: Histogram;
+}
+
+export function createIngestMetrics(registry: Registry): IngestMetrics {
+  const registers = [registry];
+  return {
+    requests: new Counter({
+      name: 'tributary_ingest_requests_total',
+      help: 'Segment API requests by route and response status.',
+      labelNames: ['route', 'status'],
+      registers,
+    }),
+    messages: new Counter({
+      name: 'tributary_ingest_messages_total',
+      help: 'Messages accepted (committed to the ingest topic) by type.',
+      labelNames: ['type'],
+      registers,
+    }),
+    batchSize: new Histogram({
+      name: 'tributary_ingest_batch_size',
+      help: 'Messages per accepted request.',
+      buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000],
+      registers,
+    }),
+    produceDuration: new Histogram({
+      name: 'tributary_ingest_produce_duration_seconds',
+      help: 'Duration of one Kafka transaction (begin, produce, commit), successful or not.',
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    transactionSize: new Histogram({
+      name: 'tributary_ingest_transaction_size',
+      help: 'Records per Kafka transaction.',
+      buckets: [1, 10, 50, 100, 200, 500, 1000, 2000, 5000, 10000],
+      registers,
+    }),
+  };
+}
+
+/** Records one finished transaction: its latency and size, and why it failed if it did. */
+export function transactionObserver(metrics: IngestMetrics, logger: Logger): (report: TransactionReport) => void {
+  return ({ records, bytes, requests, durationMs, error }) => {
+    metrics.produceDuration.observe(durationMs / 1000);
+    metrics.transactionSize.observe(records);
+    if (error !== undefined) logger.warn({ err: error, records, bytes, requests, durationMs }, 'ingest transaction failed');
+  };
+}

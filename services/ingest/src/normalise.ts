@@ -1,0 +1,59 @@
+/**
+ * A validated call turned into the record the pipeline carries on the ingest topic:
+ * a messageId for every message, server receipt time, the skew-corrected timestamp
+ * beside the client's own, the batch context merged under the message's, one
+ * integrations object, and the free-form parts as JSON text.
+ *
+ * Fields are kept as the client sent them. In particular a page's or screen's `name`
+ * is the top-level `name`; analytics.js also repeats it in `properties.name`, and those
+ * properties are stored untouched (analytics-go v2 sends its Page `Traits` — url, title,
+ * referrer, path — as `properties`, so they arrive there too). Top-level fields outside
+ * the Segment spec (`_metadata`, `channel`, `version`, `writeKey`, a batch's own
+ * `messageId`) are not part of the record.
+ */
+import type { IngestMessage } from '@tributary/schemas';
+import { correctedTimestamp } from './clock-skew.js';
+import { mergeContext, mergeIntegrations, type JsonObject } from './json-objects.js';
+import type { Envelope, ValidMessage } from './validation.js';
+
+export interface Receipt {
+  sourceId: string;
+  receivedAt: number;
+  newMessageId: () => string;
+}
+
+function jsonText(value: JsonObject | undefined): string | null {
+  return value === undefined ? null : JSON.stringify(value);
+}
+
+export function toIngestMessage(message: ValidMessage, envelope: Envelope, receipt: Receipt): IngestMessage {
+  const context = mergeContext(envelope.context, message.context);
+  const sentAt = message.sentAt ?? envelope.sentAt;
+  return {
+    messageId: message.messageId ?? receipt.newMessageId(),
+    type: message.type,
+    sourceId: receipt.sourceId,
+    userId: message.userId,
+    anonymousId: message.anonymousId,
+    timestamp: correctedTimestamp({ originalTimestamp: message.timestamp, sentAt, receivedAt: receipt.receivedAt }),
+    originalTimestamp: message.timestamp,
+    sentAt,
+    receivedAt: receipt.receivedAt,
+    event: message.event,
+    name: message.name,
+    category: message.category,
+    groupId: message.groupId,
+    previousId: message.previousId,
+    properties: jsonText(message.properties),
+    traits: jsonText(message.traits),
+    context: jsonText(context),
+    integrations: jsonText(mergeIntegrations(message.integrations, context)),
+  };
+}
+
+/** The record key: anonymousId, else userId, so one visitor's calls stay in order on one partition. */
+export function recordKey(message: Pick<IngestMessage, 'anonymousId' | 'userId'>): string {
+  const key = message.anonymousId ?? message.userId;
+  if (key === null) throw new Error('a validated message has a userId or an anonymousId');
+  return key;
+}

@@ -1,0 +1,212 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  BatcherClosedError,
+  ProduceBatcher,
+  ProduceFailedError,
+  ProduceTimeoutError,
+  type ProduceRecord,
+  type TransactionReport,
+} from './produce-batcher.js';
+
+const record = (label: string, bytes = 10): ProduceRecord => ({ key: Buffer.from(label), value: Buffer.alloc(bytes - label.length) });
+const labels = (records: ProduceRecord[]) => records.map((r) => r.key.toString());
+
+/** A send function whose transactions the test finishes by hand. */
+function controlledSend() {
+  const transactions: Array<{ records: ProduceRecord[]; commit(): void; fail(error: Error): void }> = [];
+  const send = (records: ProduceRecord[]) =>
+    new Promise<void>((resolve, reject) => transactions.push({ records, commit: resolve, fail: reject }));
+  return { send, transactions };
+}
+
+/** Lets promise callbacks run. */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+function outcome(promise: Promise<void>): { value: 'pending' | 'committed' | Error } {
+  const state: { value: 'pending' | 'committed' | Error } = { value: 'pending' };
+  promise.then(
+    () => (state.value = 'committed'),
+    (error: Error) => (state.value = error),
+  );
+  return state;
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('ProduceBatcher', () => {
+  it('starts a transaction at once when none is in flight', async () => {
+    const { send, transactions } = controlledSend();
+    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 10_000 });
+    const first = outcome(batcher.submit([record('a1'), record('a2')]));
+    expect(transactions).toHaveLength(1);
+    expect(labels(transactions[0]!.records)).toEqual(['a1', 'a2']);
+    transactions[0]!.commit();
+    await settle();
+    expect(first.value).toBe('committed');
+  });
+
+  it('groups the requests that arrive during a transaction into the next one', async () => {
+    const { send, transactions } = controlledSend();
+    const reports: TransactionReport[] = [];
+    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 10_000, onTransaction: (r) => reports.push(r) });
+    const a = outcome(batcher.submit([record('a1')]));
+    const b = outcome(batcher.submit([record('b1'), record('b2')]));
+    const c = outcome(batcher.submit([record('c1')]));
+    expect(transactions).toHaveLength(1);
+    expect(batcher.queued).toBe(2);
+
+    transactions[0]!.commit();
+    await settle();
+    expect(a.value).toBe('committed');
+    expect(b.value).toBe('pending');
+    expect(transactions).toHaveLength(2);
+    expect(labels(transactions[1]!.records)).toEqual(['b1', 'b2', 'c1']);
+
+    transactions[1]!.commit();
+    await settle();
+    expect([b.value, c.value]).toEqual(['committed', 'committed']);
+    expect(reports.map(({ records, requests, bytes }) => ({ records, requests, bytes }))).toEqual([
+      { records: 1, requests: 1, bytes: 10 },
+      { records: 3, requests: 2, bytes: 30 },
+    ]);
+  });
+
+  it('fails every request of an aborted transaction, and only those', async () => {
+    const { send, transactions } = controlledSend();
+    const reports: TransactionReport[] = [];
+    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 10_000, onTransaction: (r) => reports.push(r) });
+    const first = outcome(batcher.submit([record('a')]));
+    const second = outcome(batcher.submit([record('b')]));
+    const third = outcome(batcher.submit([record('c')]));
+    transactions[0]!.commit();
+    await settle();
+    const abort = new Error('transaction aborted: broker fenced');
+    transactions[1]!.fail(abort);
+    await settle();
+    expect(first.value).toBe('committed');
+    for (const failed of [second, third]) {
+      expect(failed.value).toBeInstanceOf(ProduceFailedError);
+      expect((failed.value as Error).cause).toBe(abort);
+    }
+    expect(reports[1]!.error).toBe(abort);
+
+    // The batcher goes on with the next request.
+    const fourth = outcome(batcher.submit([record('d')]));
+    expect(labels(transactions[2]!.records)).toEqual(['d']);
+    transactions[2]!.commit();
+    await settle();
+    expect(fourth.value).toBe('committed');
+  });
+
+  it('fails the requests of a send that rejects at once (producer not connected)', async () => {
+    const batcher = new ProduceBatcher({
+      send: async () => {
+        throw new Error('not connected');
+      },
+      maxRecords: 100,
+      maxBytes: 10_000,
+      timeoutMs: 10_000,
+    });
+    await expect(batcher.submit([record('a')])).rejects.toBeInstanceOf(ProduceFailedError);
+  });
+
+  it('caps a transaction by records without splitting a request', async () => {
+    const { send, transactions } = controlledSend();
+    const batcher = new ProduceBatcher({ send, maxRecords: 3, maxBytes: 10_000, timeoutMs: 10_000 });
+    batcher.submit([record('x')]);
+    batcher.submit([record('a1'), record('a2')]);
+    batcher.submit([record('b1'), record('b2')]);
+    batcher.submit([record('c1')]);
+    transactions[0]!.commit();
+    await settle();
+    expect(labels(transactions[1]!.records)).toEqual(['a1', 'a2']);
+    transactions[1]!.commit();
+    await settle();
+    expect(labels(transactions[2]!.records)).toEqual(['b1', 'b2', 'c1']);
+  });
+
+  it('caps a transaction by bytes, and gives an oversized request a transaction of its own', async () => {
+    const { send, transactions } = controlledSend();
+    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 25, timeoutMs: 10_000 });
+    batcher.submit([record('x')]);
+    batcher.submit([record('big', 40)]);
+    batcher.submit([record('a', 10)]);
+    batcher.submit([record('b', 10)]);
+    batcher.submit([record('c', 10)]);
+    transactions[0]!.commit();
+    await settle();
+    expect(labels(transactions[1]!.records)).toEqual(['big']);
+    transactions[1]!.commit();
+    await settle();
+    expect(labels(transactions[2]!.records)).toEqual(['a', 'b']);
+    transactions[2]!.commit();
+    await settle();
+    expect(labels(transactions[3]!.records)).toEqual(['c']);
+  });
+
+  it('withdraws a request that times out while queued: it is never sent', async () => {
+    vi.useFakeTimers();
+    const { send, transactions } = controlledSend();
+    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 1_000 });
+    const first = outcome(batcher.submit([record('a')]));
+    const queued = outcome(batcher.submit([record('b')]));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(first.value).toBeInstanceOf(ProduceTimeoutError);
+    expect(queued.value).toBeInstanceOf(ProduceTimeoutError);
+    expect((queued.value as ProduceTimeoutError).timeoutMs).toBe(1_000);
+    expect(batcher.queued).toBe(0);
+
+    transactions[0]!.commit();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(transactions).toHaveLength(1);
+    // The commit that arrives after the timeout changes nothing for the caller.
+    expect(first.value).toBeInstanceOf(ProduceTimeoutError);
+  });
+
+  it('times out a request whose transaction hangs, and keeps the others’ deadlines apart', async () => {
+    vi.useFakeTimers();
+    const { send, transactions } = controlledSend();
+    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 1_000 });
+    const early = outcome(batcher.submit([record('a')]));
+    await vi.advanceTimersByTimeAsync(600);
+    const late = outcome(batcher.submit([record('b')]));
+    await vi.advanceTimersByTimeAsync(400);
+    expect(early.value).toBeInstanceOf(ProduceTimeoutError);
+    expect(late.value).toBe('pending');
+    transactions[0]!.commit();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(labels(transactions[1]!.records)).toEqual(['b']);
+    transactions[1]!.commit();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(late.value).toBe('committed');
+  });
+
+  it('resolves an empty request at once without a transaction', async () => {
+    const { send, transactions } = controlledSend();
+    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 1_000 });
+    await batcher.submit([]);
+    expect(transactions).toHaveLength(0);
+  });
+
+  it('on close refuses new requests and waits for the accepted ones', async () => {
+    const { send, transactions } = controlledSend();
+    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 10_000 });
+    const inFlight = outcome(batcher.submit([record('a')]));
+    const queued = outcome(batcher.submit([record('b')]));
+    const closed = outcome(batcher.close());
+    await expect(batcher.submit([record('c')])).rejects.toBeInstanceOf(BatcherClosedError);
+    transactions[0]!.commit();
+    await settle();
+    expect(closed.value).toBe('pending');
+    transactions[1]!.commit();
+    await settle();
+    expect([inFlight.value, queued.value, closed.value]).toEqual(['committed', 'committed', 'committed']);
+  });
+
+  it('closes at once when idle', async () => {
+    const batcher = new ProduceBatcher({ send: async () => {}, maxRecords: 1, maxBytes: 1, timeoutMs: 1 });
+    await batcher.close();
+  });
+});

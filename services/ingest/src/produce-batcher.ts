@@ -1,0 +1,184 @@
+/**
+ * Group commit of requests into Kafka transactions. Kafka makes a write to several
+ * partitions atomic only inside a transaction, and a transaction costs a few round trips
+ * whatever its size, so one transaction per request would cap throughput at the
+ * broker's transaction rate. Instead, one transaction is in flight at a time; the
+ * records of requests that arrive meanwhile wait and are committed together in the
+ * next one. Each request waits for the outcome of the transaction that holds its
+ * records: commit resolves it, abort or error rejects it — every request in that
+ * transaction fails, so none is acknowledged for records that were not written.
+ *
+ * A request's records are never split across transactions. A transaction takes queued
+ * requests in arrival order until the record or byte cap would be passed (a request
+ * larger than a cap alone still gets a transaction of its own).
+ *
+ * A request waits at most `timeoutMs`. Queued, it is withdrawn and nothing of it is
+ * written; already inside a transaction, its caller is answered with the timeout but the
+ * transaction may still commit — the caller retries, and the router drops the repeat by
+ * messageId.
+ */
+
+export interface ProduceRecord {
+  key: Buffer;
+  value: Buffer;
+}
+
+/** Writes records in one transaction: resolves once committed, rejects if aborted or failed. */
+export type TransactionalSend = (records: ProduceRecord[]) => Promise<void>;
+
+export interface TransactionReport {
+  records: number;
+  bytes: number;
+  requests: number;
+  durationMs: number;
+  error?: unknown;
+}
+
+export interface ProduceBatcherOptions {
+  send: TransactionalSend;
+  maxRecords: number;
+  maxBytes: number;
+  timeoutMs: number;
+  onTransaction?: (report: TransactionReport) => void;
+}
+
+export class ProduceTimeoutError extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`Kafka did not acknowledge the records within ${timeoutMs} ms`);
+    this.name = 'ProduceTimeoutError';
+  }
+}
+
+export class ProduceFailedError extends Error {
+  constructor(cause: unknown) {
+    super(`the Kafka transaction failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'ProduceFailedError';
+  }
+}
+
+export class BatcherClosedError extends Error {
+  constructor() {
+    super('the service is shutting down');
+    this.name = 'BatcherClosedError';
+  }
+}
+
+interface Waiting {
+  records: ProduceRecord[];
+  bytes: number;
+  settled: boolean;
+  timer: NodeJS.Timeout;
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+function sizeOf(records: ProduceRecord[]): number {
+  let bytes = 0;
+  for (const record of records) bytes += record.key.length + record.value.length;
+  return bytes;
+}
+
+export class ProduceBatcher {
+  private queue: Waiting[] = [];
+  private inFlight: Promise<void> | undefined;
+  private closed = false;
+  private drained: (() => void) | undefined;
+
+  constructor(private readonly options: ProduceBatcherOptions) {}
+
+  /** Requests waiting for a transaction, not counting those in the one in flight. */
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  /** Resolves when the records are committed; rejects with ProduceTimeoutError, ProduceFailedError or BatcherClosedError. */
+  submit(records: ProduceRecord[]): Promise<void> {
+    if (this.closed) return Promise.reject(new BatcherClosedError());
+    if (records.length === 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const waiting: Waiting = {
+        records,
+        bytes: sizeOf(records),
+        settled: false,
+        timer: setTimeout(() => this.expire(waiting), this.options.timeoutMs),
+        resolve,
+        reject,
+      };
+      this.queue.push(waiting);
+      this.pump();
+    });
+  }
+
+  /** Refuses new requests and resolves once every accepted one has its outcome. */
+  close(): Promise<void> {
+    this.closed = true;
+    if (!this.inFlight && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => (this.drained = resolve));
+  }
+
+  private pump(): void {
+    if (this.inFlight) return;
+    if (this.queue.length === 0) {
+      this.drained?.();
+      return;
+    }
+    const group = this.takeGroup();
+    this.inFlight = this.commit(group).finally(() => {
+      this.inFlight = undefined;
+      this.pump();
+    });
+  }
+
+  private takeGroup(): Waiting[] {
+    const { maxRecords, maxBytes } = this.options;
+    const group: Waiting[] = [];
+    let records = 0;
+    let bytes = 0;
+    while (this.queue.length > 0) {
+      const next = this.queue[0]!;
+      const fits = records + next.records.length <= maxRecords && bytes + next.bytes <= maxBytes;
+      if (group.length > 0 && !fits) break;
+      this.queue.shift();
+      group.push(next);
+      records += next.records.length;
+      bytes += next.bytes;
+    }
+    return group;
+  }
+
+  private async commit(group: Waiting[]): Promise<void> {
+    const records = group.length === 1 ? group[0]!.records : group.flatMap((waiting) => waiting.records);
+    const bytes = group.reduce((sum, waiting) => sum + waiting.bytes, 0);
+    const started = performance.now();
+    let error: unknown;
+    let failed = false;
+    try {
+      await this.options.send(records);
+    } catch (caught) {
+      failed = true;
+      error = caught;
+    }
+    const report: TransactionReport = { records: records.length, bytes, requests: group.length, durationMs: performance.now() - started };
+    if (failed) report.error = error;
+    this.options.onTransaction?.(report);
+    for (const waiting of group) {
+      if (failed) this.settle(waiting, new ProduceFailedError(error));
+      else this.settle(waiting);
+    }
+  }
+
+  private expire(waiting: Waiting): void {
+    const index = this.queue.indexOf(waiting);
+    if (index >= 0) this.queue.splice(index, 1);
+    this.settle(waiting, new ProduceTimeoutError(this.options.timeoutMs));
+    if (this.closed && !this.inFlight && this.queue.length === 0) this.drained?.();
+  }
+
+  private settle(waiting: Waiting, error?: Error): void {
+    if (waiting.settled) return;
+    waiting.settled = true;
+    clearTimeout(waiting.timer);
+    if (error) waiting.reject(error);
+    else waiting.resolve();
+  }
+}

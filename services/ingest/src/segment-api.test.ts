@@ -1,0 +1,310 @@
+/**
+ * The Segment API's HTTP behaviour through Fastify's in-process injection, with the
+ * Kafka side replaced by a recording submit function (the real transaction path is
+ * covered by segment-api.it.test.ts against the real broker).
+ */
+import { gzipSync } from 'node:zlib';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { IngestMessage, Source } from '@tributary/schemas';
+import { createHttpServer, createLogger, createMetrics, createReadiness, type HttpServer, type Metrics } from '@tributary/shared';
+import { createIngestMetrics } from './ingest-metrics.js';
+import { ProduceFailedError, ProduceTimeoutError, type ProduceRecord } from './produce-batcher.js';
+import { registerSegmentApi } from './segment-api.js';
+import { MAX_REQUEST_BYTES } from './validation.js';
+
+const WRITE_KEY = 'wk_test_enabled';
+const DISABLED_KEY = 'wk_test_disabled';
+const SOURCES: Record<string, Source> = {
+  [WRITE_KEY]: { id: 'web', name: 'Web', writeKey: WRITE_KEY, enabled: true },
+  [DISABLED_KEY]: { id: 'legacy', name: 'Legacy', writeKey: DISABLED_KEY, enabled: false },
+};
+const NOW = Date.parse('2024-03-01T10:00:00.000Z');
+const basic = (key: string) => `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
+const json = { 'content-type': 'application/json', authorization: basic(WRITE_KEY) };
+
+let app: HttpServer;
+let metrics: Metrics;
+let submitted: ProduceRecord[][];
+let submit: (records: ProduceRecord[]) => Promise<void>;
+let ready: boolean;
+
+beforeEach(async () => {
+  submitted = [];
+  ready = true;
+  submit = async (records) => void submitted.push(records);
+  const logger = createLogger({ service: 'ingest-test', level: 'silent' });
+  metrics = createMetrics('ingest-test');
+  app = createHttpServer({ logger, metrics, readiness: createReadiness() });
+  registerSegmentApi(app, {
+    sourceByWriteKey: (key) => SOURCES[key],
+    encode: (message) => Buffer.from(JSON.stringify(message)),
+    submit: (records) => submit(records),
+    isReady: () => ready,
+    logger,
+    metrics: createIngestMetrics(metrics.registry),
+    now: () => NOW,
+    newMessageId: () => 'generated',
+  });
+  await app.ready();
+});
+
+afterEach(async () => {
+  await app.close();
+});
+
+const written = (): Array<{ key: string; value: IngestMessage }> =>
+  submitted.flat().map((record) => ({ key: record.key.toString(), value: JSON.parse(record.value.toString()) as IngestMessage }));
+
+function post(url: string, body: unknown, headers: Record<string, string> = json) {
+  return app.inject({ method: 'POST', url, headers, payload: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body) });
+}
+
+describe('accepted calls', () => {
+  it('answers 200 {"success":true} once the records are committed, keyed by anonymousId else userId', async () => {
+    const response = await post('/v1/batch', {
+      batch: [
+        { type: 'track', userId: 'u1', anonymousId: 'a1', event: 'Clicked' },
+        { type: 'identify', userId: 'u2' },
+      ],
+    });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ success: true });
+    expect(written().map(({ key, value }) => [key, value.type, value.sourceId, value.receivedAt])).toEqual([
+      ['a1', 'track', 'web', NOW],
+      ['u2', 'identify', 'web', NOW],
+    ]);
+    expect(submitted).toHaveLength(1);
+  });
+
+  it.each([
+    ['/v1/identify', { userId: 'u', traits: { plan: 'pro' } }, 'identify'],
+    ['/v1/track', { userId: 'u', event: 'Signed Up' }, 'track'],
+    ['/v1/page', { userId: 'u', name: 'Home' }, 'page'],
+    ['/v1/screen', { userId: 'u', name: 'Settings' }, 'screen'],
+    ['/v1/group', { userId: 'u', groupId: 'g' }, 'group'],
+    ['/v1/alias', { userId: 'u', previousId: 'a' }, 'alias'],
+    ['/v1/import', { batch: [{ type: 'track', userId: 'u', event: 'Imported', timestamp: '2015-01-01T00:00:00Z' }] }, 'track'],
+  ])('%s writes a %s record', async (url, body, type) => {
+    const response = await post(url, body);
+    expect(response.statusCode).toBe(200);
+    expect(written().map(({ value }) => value.type)).toEqual([type]);
+  });
+
+  it('accepts the write key in the body, batch-level or single-call, as analytics.js sends it with text/plain', async () => {
+    const batch = await post('/v1/batch', { writeKey: WRITE_KEY, batch: [{ type: 'track', userId: 'u', event: 'e' }] }, { 'content-type': 'text/plain' });
+    const single = await post('/v1/track', { writeKey: WRITE_KEY, userId: 'u', event: 'e' }, { 'content-type': 'text/plain;charset=UTF-8' });
+    expect([batch.statusCode, single.statusCode]).toEqual([200, 200]);
+    expect(written()).toHaveLength(2);
+  });
+
+  it('accepts a gzip body', async () => {
+    const body = gzipSync(JSON.stringify({ batch: [{ type: 'track', userId: 'u', event: 'zipped' }] }));
+    const response = await post('/v1/batch', body, { ...json, 'content-encoding': 'gzip' });
+    expect(response.statusCode).toBe(200);
+    expect(written()[0]!.value.event).toBe('zipped');
+  });
+
+  it('sends CORS headers and answers the preflight', async () => {
+    const preflight = await app.inject({ method: 'OPTIONS', url: '/v1/track', headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST' } });
+    expect(preflight.statusCode).toBe(204);
+    expect(preflight.headers).toMatchObject({
+      'access-control-allow-origin': '*',
+      'access-control-allow-headers': 'Authorization, Content-Type, Content-Encoding',
+      'access-control-allow-methods': 'POST, OPTIONS',
+    });
+    const response = await post('/v1/track', { userId: 'u', event: 'e' });
+    expect(response.headers['access-control-allow-origin']).toBe('*');
+    const refused = await post('/v1/track', { userId: 'u' });
+    expect(refused.headers['access-control-allow-origin']).toBe('*');
+  });
+
+  it('counts requests by route and status, messages by type, and batch sizes', async () => {
+    await post('/v1/batch', { batch: [{ type: 'track', userId: 'u', event: 'e' }, { type: 'track', userId: 'u', event: 'e' }, { type: 'page', userId: 'u' }] });
+    await post('/v1/track', { userId: 'u' });
+    const text = await metrics.registry.metrics();
+    expect(text).toMatch(/tributary_ingest_requests_total\{route="\/v1\/batch",status="200",service="ingest-test"\} 1/);
+    expect(text).toMatch(/tributary_ingest_requests_total\{route="\/v1\/track",status="400",service="ingest-test"\} 1/);
+    expect(text).toMatch(/tributary_ingest_messages_total\{type="track",service="ingest-test"\} 2/);
+    expect(text).toMatch(/tributary_ingest_messages_total\{type="page",service="ingest-test"\} 1/);
+    expect(text).toMatch(/tributary_ingest_batch_size_sum\{service="ingest-test"\} 3/);
+  });
+});
+
+describe('refused calls: nothing is submitted', () => {
+  afterEach(() => {
+    expect(submitted).toEqual([]);
+  });
+
+  it('401 without credentials, saying how to authenticate', async () => {
+    const response = await post('/v1/track', { userId: 'u', event: 'e' }, { 'content-type': 'application/json' });
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toEqual({
+      success: false,
+      code: 'missing_write_key',
+      error: 'missing write key: send the write key as the HTTP basic auth user name with an empty password (curl -u WRITE_KEY:), or as "writeKey" in the JSON body',
+    });
+    expect(response.headers['www-authenticate']).toMatch(/^Basic realm=/);
+  });
+
+  it('401 for an unknown write key, without echoing it', async () => {
+    const response = await post('/v1/track', { userId: 'u', event: 'e' }, { ...json, authorization: basic('wk_not_a_real_key') });
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toEqual({ success: false, code: 'invalid_write_key', error: 'invalid write key: no source has this write key' });
+    expect(response.body).not.toContain('wk_not_a_real_key');
+  });
+
+  it('401 for a disabled source, by header or by body', async () => {
+    const byHeader = await post('/v1/track', { userId: 'u', event: 'e' }, { ...json, authorization: basic(DISABLED_KEY) });
+    const byBody = await post('/v1/track', { writeKey: DISABLED_KEY, userId: 'u', event: 'e' }, { 'content-type': 'application/json' });
+    for (const response of [byHeader, byBody]) {
+      expect(response.statusCode).toBe(401);
+      expect(response.json()).toMatchObject({ success: false, code: 'invalid_write_key' });
+      expect(response.body).not.toContain(DISABLED_KEY);
+    }
+  });
+
+  it('401 for a bearer token', async () => {
+    const response = await post('/v1/track', { userId: 'u', event: 'e' }, { ...json, authorization: `Bearer ${WRITE_KEY}` });
+    expect(response.statusCode).toBe(401);
+    expect(response.json().code).toBe('missing_write_key');
+  });
+
+  it('400 naming the message and field of a validation failure', async () => {
+    const response = await post('/v1/batch', {
+      batch: [
+        { type: 'track', userId: 'u', event: 'ok' },
+        { type: 'group', userId: 'u', messageId: 'g-1' },
+      ],
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({
+      success: false,
+      code: 'validation_failed',
+      error: 'message 1: group needs groupId; nothing in this request was accepted',
+      errors: [{ index: 1, messageId: 'g-1', field: 'groupId', message: 'group needs groupId' }],
+      errorCount: 1,
+    });
+  });
+
+  it('400 for malformed JSON and for an empty body', async () => {
+    const malformed = await post('/v1/batch', '{"batch": [', json);
+    expect(malformed.statusCode).toBe(400);
+    expect(malformed.json()).toMatchObject({ success: false, code: 'invalid_json' });
+    const empty = await app.inject({ method: 'POST', url: '/v1/batch', headers: json });
+    expect(empty.statusCode).toBe(400);
+    expect(empty.json()).toMatchObject({ success: false, code: 'invalid_json', error: 'the request body is empty: send a JSON object' });
+  });
+
+  it('400 naming the 500 KB limit for a body over 512000 bytes', async () => {
+    const body = JSON.stringify({ batch: [{ type: 'track', userId: 'u', event: 'e' }], pad: 'x'.repeat(MAX_REQUEST_BYTES) });
+    const response = await post('/v1/batch', body);
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({ success: false, code: 'request_too_large', limit: 512000 });
+  });
+
+  it('413 for a body over the 5 MB hard cap', async () => {
+    const response = await post('/v1/batch', 'x'.repeat(5 * 1024 * 1024 + 1));
+    expect(response.statusCode).toBe(413);
+    expect(response.json()).toMatchObject({ success: false, code: 'body_too_large' });
+  });
+
+  it('415 for a wrong content type, a missing one, an invalid one, and an unknown encoding', async () => {
+    const body = JSON.stringify({ userId: 'u', event: 'e' });
+    const form = await post('/v1/track', body, { ...json, 'content-type': 'application/x-www-form-urlencoded' });
+    const invalid = await post('/v1/track', body, { ...json, 'content-type': '???' });
+    const missing = await app.inject({ method: 'POST', url: '/v1/track', headers: { authorization: basic(WRITE_KEY) }, payload: body });
+    const brotli = await post('/v1/track', body, { ...json, 'content-encoding': 'br' });
+    for (const [response, code] of [
+      [form, 'unsupported_media_type'],
+      [invalid, 'unsupported_media_type'],
+      [missing, 'unsupported_media_type'],
+      [brotli, 'unsupported_content_encoding'],
+    ] as const) {
+      expect(response.statusCode).toBe(415);
+      expect(response.json()).toMatchObject({ success: false, code });
+    }
+  });
+
+  it('400 for gzip that is not gzip', async () => {
+    const response = await post('/v1/track', JSON.stringify({ userId: 'u', event: 'e' }), { ...json, 'content-encoding': 'gzip' });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({ success: false, code: 'invalid_gzip' });
+  });
+
+  it('404 JSON for an unknown /v1 route', async () => {
+    const response = await post('/v1/purchase', { userId: 'u' });
+    expect(response.statusCode).toBe(404);
+    expect(response.json()).toMatchObject({ success: false, code: 'not_found', error: expect.stringContaining('POST /v1/purchase') });
+  });
+
+  it('405 JSON with Allow for a wrong method', async () => {
+    for (const method of ['GET', 'PUT', 'DELETE', 'PATCH'] as const) {
+      const response = await app.inject({ method, url: '/v1/batch' });
+      expect(response.statusCode).toBe(405);
+      expect(response.headers.allow).toBe('POST, OPTIONS');
+      expect(response.json()).toMatchObject({ success: false, code: 'method_not_allowed' });
+    }
+    expect((await app.inject({ method: 'HEAD', url: '/v1/track' })).statusCode).toBe(405);
+  });
+
+  it('checks the Authorization header before reading the body', async () => {
+    const response = await post('/v1/batch', '{"batch": [', { ...json, authorization: basic('wk_not_a_real_key') });
+    expect(response.statusCode).toBe(401);
+    expect(response.json().code).toBe('invalid_write_key');
+  });
+
+  it('500 when a validated message cannot be encoded, before anything is submitted', async () => {
+    const logger = createLogger({ service: 'ingest-test', level: 'silent' });
+    const broken = createHttpServer({ logger, metrics: createMetrics('ingest-broken'), readiness: createReadiness() });
+    registerSegmentApi(broken, {
+      sourceByWriteKey: (key) => SOURCES[key],
+      encode: () => {
+        throw new Error('value does not match the schema');
+      },
+      submit: (records) => submit(records),
+      isReady: () => true,
+      logger,
+      metrics: createIngestMetrics(createMetrics('ingest-broken-2').registry),
+    });
+    try {
+      const response = await broken.inject({ method: 'POST', url: '/v1/track', headers: json, payload: JSON.stringify({ userId: 'u', event: 'e' }) });
+      expect(response.statusCode).toBe(500);
+      expect(response.json()).toEqual({
+        success: false,
+        code: 'internal_error',
+        error: 'message 0 passed validation but could not be encoded; nothing in this request was accepted',
+      });
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it('503 while not ready', async () => {
+    ready = false;
+    const response = await post('/v1/track', { userId: 'u', event: 'e' });
+    expect(response.statusCode).toBe(503);
+    expect(response.headers['retry-after']).toBe('5');
+    expect(response.json()).toMatchObject({ success: false, code: 'unavailable' });
+  });
+});
+
+describe('Kafka trouble', () => {
+  it('503 with Retry-After when the transaction fails', async () => {
+    submit = () => Promise.reject(new ProduceFailedError(new Error('broker down')));
+    const response = await post('/v1/track', { userId: 'u', event: 'e' });
+    expect(response.statusCode).toBe(503);
+    expect(response.headers['retry-after']).toBe('5');
+    expect(response.json()).toEqual({
+      success: false,
+      code: 'unavailable',
+      error: 'Kafka did not accept the messages (the transaction was aborted); retry the request',
+    });
+  });
+
+  it('503 when Kafka does not acknowledge in time', async () => {
+    submit = () => Promise.reject(new ProduceTimeoutError(10_000));
+    const response = await post('/v1/track', { userId: 'u', event: 'e' });
+    expect(response.statusCode).toBe(503);
+    expect(response.json()).toMatchObject({ code: 'unavailable', error: 'Kafka did not acknowledge the messages within 10000 ms; retry the request' });
+  });
+});

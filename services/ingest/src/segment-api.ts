@@ -1,0 +1,137 @@
+/**
+ * The Segment-compatible tracking API under /v1 on the service's Fastify instance:
+ * POST /v1/batch (and /v1/import), /v1/identify, /v1/track, /v1/page, /v1/screen,
+ * /v1/group and /v1/alias.
+ *
+ * Everything lives in one encapsulated plugin, so its body handling (raw bytes of any
+ * content type, decided on by the handler), error and not-found answers and CORS
+ * headers apply to /v1 only and leave the ops routes and the admin API as they are.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { HttpServer } from '@tributary/shared';
+import { errorBody, type ApiError } from './api-error.js';
+import type { IngestMetrics } from './ingest-metrics.js';
+import { MAX_RAW_BODY_BYTES } from './request-body.js';
+import { createSegmentHandler, type SegmentHandlerDeps, type SegmentResponse } from './segment-handler.js';
+import type { CallKind } from './validation.js';
+
+export interface SegmentApiDeps extends SegmentHandlerDeps {
+  metrics: IngestMetrics;
+}
+
+const ENDPOINTS: ReadonlyArray<[path: string, kind: CallKind]> = [
+  ['/batch', 'batch'],
+  ['/import', 'batch'],
+  ['/identify', 'identify'],
+  ['/track', 'track'],
+  ['/page', 'page'],
+  ['/screen', 'screen'],
+  ['/group', 'group'],
+  ['/alias', 'alias'],
+];
+
+const CORS_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-headers': 'Authorization, Content-Type, Content-Encoding',
+};
+
+const PREFLIGHT_HEADERS = {
+  ...CORS_HEADERS,
+  'access-control-allow-methods': 'POST, OPTIONS',
+  'access-control-max-age': '86400',
+};
+
+function reply(response: FastifyReply, { status, body, headers }: SegmentResponse): FastifyReply {
+  if (headers) response.headers(headers);
+  return response.code(status).send(body);
+}
+
+function refuse(response: FastifyReply, error: ApiError): FastifyReply {
+  if (error.headers) response.headers(error.headers);
+  return response.code(error.status).send(errorBody(error));
+}
+
+/** Errors Fastify raises before the handler runs (body reading, media-type parsing). */
+function frameworkError(error: FastifyError): ApiError {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return {
+        status: 413,
+        code: 'body_too_large',
+        error: `the request body is over ${MAX_RAW_BODY_BYTES} bytes and was not read; the limit is 512000 bytes (500 KB) per request`,
+        details: { limit: MAX_RAW_BODY_BYTES },
+      };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { status: 415, code: 'unsupported_media_type', error: 'the Content-Type header is not a valid media type: send Content-Type: application/json' };
+    default:
+      return { status: error.statusCode ?? 400, code: 'bad_request', error: `the request could not be read: ${error.message}` };
+  }
+}
+
+export function registerSegmentApi(app: HttpServer, deps: SegmentApiDeps): void {
+  const handle = createSegmentHandler(deps);
+  const { metrics, logger } = deps;
+
+  void app.register(
+    async (scope) => {
+      // Bodies reach the handler as raw bytes whatever their Content-Type: the handler
+      // decides on type, encoding and size, so every refusal has the same JSON shape.
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_RAW_BODY_BYTES }, (_request, body, done) => done(null, body));
+
+      scope.addHook('onRequest', async (_request, response) => {
+        response.headers(CORS_HEADERS);
+      });
+      scope.addHook('onResponse', async (request, response) => {
+        metrics.requests.inc({ route: request.routeOptions.url ?? 'unmatched', status: response.statusCode });
+      });
+
+      scope.setErrorHandler(async (error: FastifyError, request, response) => {
+        const apiError = frameworkError(error);
+        if (apiError.status >= 500) {
+          logger.error({ err: error, url: request.url }, 'segment API request failed');
+          return refuse(response, { status: 500, code: 'internal_error', error: 'the request failed inside the service' });
+        }
+        return refuse(response, apiError);
+      });
+
+      scope.setNotFoundHandler(async (request, response) =>
+        refuse(response, {
+          status: 404,
+          code: 'not_found',
+          error: `no endpoint ${request.method} ${request.url.split('?', 1)[0]}: use POST /v1/batch, /v1/import, /v1/identify, /v1/track, /v1/page, /v1/screen, /v1/group or /v1/alias`,
+        }),
+      );
+
+      for (const [path, kind] of ENDPOINTS) {
+        scope.post(path, async (request: FastifyRequest, response) =>
+          reply(
+            response,
+            await handle({
+              kind,
+              authorization: request.headers.authorization,
+              contentType: request.headers['content-type'],
+              contentEncoding: request.headers['content-encoding'],
+              body: Buffer.isBuffer(request.body) ? request.body : undefined,
+            }),
+          ),
+        );
+        scope.options(path, async (_request, response) => response.code(204).headers(PREFLIGHT_HEADERS).send());
+        // HEAD is answered from the GET route.
+        scope.route({
+          method: ['GET', 'PUT', 'PATCH', 'DELETE'],
+          url: path,
+          handler: async (request, response) => {
+            response.header('allow', 'POST, OPTIONS');
+            return refuse(response, {
+              status: 405,
+              code: 'method_not_allowed',
+              error: `${request.method} is not allowed on /v1${path}: send the call with POST`,
+            });
+          },
+        });
+      }
+    },
+    { prefix: '/v1' },
+  );
+}

@@ -1,0 +1,134 @@
+/**
+ * One Segment API call from headers and body bytes to its answer, without HTTP or Kafka:
+ * check encoding and content type, authenticate, decompress within the limit, parse the
+ * JSON once, validate every message, normalise and Avro-encode each once, then wait for
+ * the transaction that carries the records. `200 {"success":true}` is answered only
+ * after that transaction committed; any refusal happens before a record is produced,
+ * so nothing of a refused request reaches Kafka.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IngestMessage, Source } from '@tributary/schemas';
+import type { Logger } from '@tributary/shared';
+import { errorBody, isApiError, unavailable, type ApiError, type ErrorBody } from './api-error.js';
+import { authenticate, credentialsFromHeader, missingCredentials } from './auth.js';
+import type { IngestMetrics } from './ingest-metrics.js';
+import { recordKey, toIngestMessage } from './normalise.js';
+import { BatcherClosedError, ProduceTimeoutError, type ProduceRecord } from './produce-batcher.js';
+import { checkContentType, contentEncoding, decodeBody, parseJsonBody } from './request-body.js';
+import { validateRequest, writeKeyFromBody, type CallKind } from './validation.js';
+
+export interface SegmentCall {
+  kind: CallKind;
+  authorization: string | undefined;
+  contentType: string | undefined;
+  contentEncoding: string | undefined;
+  /** Raw body bytes as read from the socket; undefined when the request had none. */
+  body: Buffer | undefined;
+}
+
+export interface SegmentResponse {
+  status: number;
+  body: { success: true } | ErrorBody;
+  headers?: Record<string, string>;
+}
+
+export interface SegmentHandlerDeps {
+  sourceByWriteKey(writeKey: string): Source | undefined;
+  /** Avro-encodes one record for the ingest topic; throws if the value does not fit the schema. */
+  encode(message: IngestMessage): Buffer;
+  /** Resolves once the records are committed to Kafka. */
+  submit(records: ProduceRecord[]): Promise<void>;
+  /** False until the configuration is loaded and the producer connected, and again while stopping. */
+  isReady(): boolean;
+  logger: Logger;
+  metrics: Pick<IngestMetrics, 'messages' | 'batchSize'>;
+  now?: () => number;
+  newMessageId?: () => string;
+}
+
+const EMPTY = Buffer.alloc(0);
+const SUCCESS: SegmentResponse = { status: 200, body: { success: true } };
+
+function refuse(error: ApiError): SegmentResponse {
+  const response: SegmentResponse = { status: error.status, body: errorBody(error) };
+  if (error.headers) response.headers = error.headers;
+  return response;
+}
+
+export function createSegmentHandler(deps: SegmentHandlerDeps): (call: SegmentCall) => Promise<SegmentResponse> {
+  const now = deps.now ?? Date.now;
+  const newMessageId = deps.newMessageId ?? randomUUID;
+
+  return async function handleSegmentCall(call: SegmentCall): Promise<SegmentResponse> {
+    const receivedAt = now();
+    if (!deps.isReady()) return refuse(unavailable('the service is not ready (loading configuration or connecting to Kafka); retry shortly'));
+
+    const encoding = contentEncoding(call.contentEncoding);
+    if (isApiError(encoding)) return refuse(encoding);
+    const wrongType = checkContentType(call.contentType);
+    if (wrongType) return refuse(wrongType);
+
+    let source: Source | undefined;
+    const credentials = credentialsFromHeader(call.authorization);
+    if (credentials.kind === 'malformed') return refuse(missingCredentials(credentials.problem));
+    if (credentials.kind === 'writeKey') {
+      const auth = authenticate(credentials.writeKey, deps.sourceByWriteKey);
+      if (!auth.ok) return refuse(auth.error);
+      source = auth.source;
+    }
+
+    const decoded = await decodeBody(call.body ?? EMPTY, encoding);
+    if (isApiError(decoded)) return refuse(decoded);
+    const parsed = parseJsonBody(decoded);
+    if (!parsed.ok) return refuse(parsed.error);
+
+    if (source === undefined) {
+      const writeKey = writeKeyFromBody(parsed.value);
+      if (writeKey === undefined) return refuse(missingCredentials());
+      const auth = authenticate(writeKey, deps.sourceByWriteKey);
+      if (!auth.ok) return refuse(auth.error);
+      source = auth.source;
+    }
+
+    const validation = validateRequest(parsed.value, call.kind);
+    if (!validation.ok) return refuse(validation.error);
+
+    const { envelope, messages } = validation.request;
+    const receipt = { sourceId: source.id, receivedAt, newMessageId };
+    const records: ProduceRecord[] = new Array(messages.length);
+    const perType = new Map<string, number>();
+    for (let index = 0; index < messages.length; index++) {
+      const message = toIngestMessage(messages[index]!, envelope, receipt);
+      let value: Buffer;
+      try {
+        value = deps.encode(message);
+      } catch (error) {
+        deps.logger.error({ err: error, sourceId: source.id, index, messageId: message.messageId }, 'a validated message could not be encoded');
+        return refuse({
+          status: 500,
+          code: 'internal_error',
+          error: `message ${index} passed validation but could not be encoded; nothing in this request was accepted`,
+        });
+      }
+      records[index] = { key: Buffer.from(recordKey(message), 'utf8'), value };
+      perType.set(message.type, (perType.get(message.type) ?? 0) + 1);
+    }
+
+    try {
+      await deps.submit(records);
+    } catch (error) {
+      // Per request only at debug: a failed transaction is logged once by the batcher's
+      // observer, and 503s are counted in tributary_ingest_requests_total.
+      deps.logger.debug({ err: error, sourceId: source.id, messages: records.length }, 'request not acknowledged by Kafka');
+      if (error instanceof ProduceTimeoutError) {
+        return refuse(unavailable(`Kafka did not acknowledge the messages within ${error.timeoutMs} ms; retry the request`));
+      }
+      if (error instanceof BatcherClosedError) return refuse(unavailable('the service is shutting down; retry the request'));
+      return refuse(unavailable('Kafka did not accept the messages (the transaction was aborted); retry the request'));
+    }
+
+    deps.metrics.batchSize.observe(messages.length);
+    for (const [type, count] of perType) deps.metrics.messages.inc({ type }, count);
+    return SUCCESS;
+  };
+}

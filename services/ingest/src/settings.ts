@@ -1,0 +1,13 @@
+/** The ingest service's settings beyond `commonEnv`; each is documented in the README. */
+import { envTypes } from '@tributary/shared';
+
+export const ingestEnv = {
+  /** Port of the Segment API, the admin API and the ops routes. */
+  INGEST_PORT: envTypes.port(8080),
+  /** Longest a request waits for Kafka to acknowledge its records before a 503. */
+  INGEST_PRODUCE_TIMEOUT: envTypes.duration('10s'),
+  /** Records per Kafka transaction; requests queued beyond it wait for the next one. */
+  INGEST_MAX_TRANSACTION_RECORDS: envTypes.positiveInt(5000),
+  /** Bytes of encoded records per Kafka transaction (4 MB). */
+  INGEST_MAX_TRANSACTION_BYTES: envTypes.positiveInt(4_000_000),
+};
