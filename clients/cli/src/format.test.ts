@@ -1,0 +1,52 @@
+import { parse } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import type { ConfigChange } from '@tributary/shared';
+import { formatChange, formatConfigYaml, formatIssues, formatSummary } from './format.js';
+
+describe('formatChange', () => {
+  it('prints creates, updates with their fields, and deletes', () => {
+    expect(formatChange({ action: 'create', kind: 'source', id: 'web' })).toBe('+ source web');
+    expect(formatChange({ action: 'update', kind: 'destination', id: 'crm-hooks', fields: ['settings.webhooks', 'settings.sharedSecret'] })).toBe(
+      '~ destination crm-hooks (settings.webhooks, settings.sharedSecret)',
+    );
+    expect(formatChange({ action: 'delete', kind: 'destination', id: 'old' })).toBe('- destination old');
+  });
+});
+
+describe('formatSummary', () => {
+  const changes: ConfigChange[] = [
+    { action: 'create', kind: 'source', id: 'a' },
+    { action: 'create', kind: 'destination', id: 'b' },
+    { action: 'update', kind: 'destination', id: 'c', fields: ['enabled'] },
+    { action: 'delete', kind: 'source', id: 'd' },
+  ];
+
+  it('counts what a dry run would do and what an apply did', () => {
+    expect(formatSummary(changes, true)).toBe('dry run: 2 to create, 1 to update, 1 to delete; nothing written');
+    expect(formatSummary(changes, false)).toBe('applied: 2 created, 1 updated, 1 deleted');
+    expect(formatSummary([], false)).toBe('no changes');
+    expect(formatSummary([], true)).toBe('no changes');
+  });
+});
+
+describe('formatIssues', () => {
+  it('prints one indented line per issue, with its path', () => {
+    expect(formatIssues([{ path: 'destinations[0].settings.webhooks[5]', message: 'at most 5 webhook URLs per destination' }, { path: '', message: 'must be an object' }])).toEqual([
+      '  destinations[0].settings.webhooks[5]: at most 5 webhook URLs per destination',
+      '  must be an object',
+    ]);
+  });
+});
+
+describe('formatConfigYaml', () => {
+  it('prints the declarative shape, leaving out secrets that are not set', () => {
+    const text = formatConfigYaml({
+      sources: [{ id: 'web', name: 'Web', writeKey: 'wk_web_0001', enabled: true }],
+      destinations: [{ id: 'crm', settings: { sharedSecret: '[redacted]', standardWebhooksSecret: null, webhooks: [{ url: 'https://x.example', headers: {} }] } }],
+    });
+    expect(parse(text)).toEqual({
+      sources: [{ id: 'web', name: 'Web', writeKey: 'wk_web_0001', enabled: true }],
+      destinations: [{ id: 'crm', settings: { sharedSecret: '[redacted]', webhooks: [{ url: 'https://x.example', headers: {} }] } }],
+    });
+  });
+});

@@ -1,0 +1,44 @@
+/** What the CLI prints: changes as a diff, a one-line summary, issues with their paths, config as YAML. */
+import { stringify } from 'yaml';
+import type { ConfigChange, ValidationIssue } from '@tributary/shared';
+
+const SIGN: Record<ConfigChange['action'], string> = { create: '+', update: '~', delete: '-' };
+
+/** `+ source web`, `~ destination crm-hooks (settings.webhooks, settings.sharedSecret)`, `- destination old`. */
+export function formatChange(change: ConfigChange): string {
+  const fields = change.action === 'update' && change.fields?.length ? ` (${change.fields.join(', ')})` : '';
+  return `${SIGN[change.action]} ${change.kind} ${change.id}${fields}`;
+}
+
+function count(changes: ConfigChange[], action: ConfigChange['action']): number {
+  return changes.filter((change) => change.action === action).length;
+}
+
+export function formatSummary(changes: ConfigChange[], dryRun: boolean): string {
+  if (changes.length === 0) return 'no changes';
+  const [created, updated, deleted] = [count(changes, 'create'), count(changes, 'update'), count(changes, 'delete')];
+  return dryRun
+    ? `dry run: ${created} to create, ${updated} to update, ${deleted} to delete; nothing written`
+    : `applied: ${created} created, ${updated} updated, ${deleted} deleted`;
+}
+
+export function formatIssues(issues: ValidationIssue[]): string[] {
+  return issues.map((issue) => `  ${issue.path ? `${issue.path}: ` : ''}${issue.message}`);
+}
+
+/**
+ * The current config in the declarative file's shape. Secrets that are not set are left
+ * out; set ones show the redaction marker, which applying the file back keeps.
+ */
+export interface ConfigSnapshot {
+  sources: unknown[];
+  destinations: Array<{ settings?: Record<string, unknown>; [field: string]: unknown }>;
+}
+
+export function formatConfigYaml(config: ConfigSnapshot): string {
+  const destinations = config.destinations.map((destination) => ({
+    ...destination,
+    settings: Object.fromEntries(Object.entries(destination.settings ?? {}).filter(([, value]) => value !== null)),
+  }));
+  return stringify({ sources: config.sources, destinations });
+}

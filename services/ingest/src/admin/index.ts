@@ -1,0 +1,112 @@
+/**
+ * The admin side of ingest, wired for main.ts in two steps: `mountAdmin` before the server
+ * listens (routes can only be added then), `start()` once the config view has caught up
+ * (producers, the audience table, then the TRIBUTARY_CONFIG apply). Without ADMIN_TOKEN the
+ * API answers that it is off; without TRIBUTARY_CONFIG nothing is applied.
+ */
+import { hostname } from 'node:os';
+import type { Kafka } from 'kafkajs';
+import { z } from 'zod';
+import type { TopicNames } from '@tributary/schemas';
+import { createProducer, envTypes, type AvroCodec, type CommonEnv, type ConfigView, type HttpServer, type Logger, type ServiceContext } from '@tributary/shared';
+import { AudienceTable } from './audience-table.js';
+import { ConfigStore } from './config-store.js';
+import { AdminEvents } from './events.js';
+import { loadAdminOpenApi } from './openapi.js';
+import { registerAdminApi, registerAdminDisabled } from './plugin.js';
+import { ADMIN_PREFIX } from './routes.js';
+import { applyConfigFile } from './startup-apply.js';
+import { TransactionalWriter } from './transactional-writer.js';
+
+export const adminEnv = {
+  /** Bearer token of the admin API; unset = the admin API is off. */
+  ADMIN_TOKEN: z.string().regex(/^\S+$/, 'may not contain spaces (it is sent as "Authorization: Bearer <token>")').optional(),
+  /** Declarative config (YAML) applied at start-up; unset = nothing applied. */
+  TRIBUTARY_CONFIG: z.string().optional(),
+  /** How long an admin request waits for Kafka before answering 503. */
+  ADMIN_WRITE_TIMEOUT: envTypes.duration('15s'),
+};
+
+export type AdminEnv = CommonEnv & z.infer<z.ZodObject<typeof adminEnv>>;
+
+export interface AdminInfrastructure {
+  app: HttpServer;
+  kafka: Kafka;
+  codec: AvroCodec;
+  topics: TopicNames;
+  config: ConfigView;
+}
+
+export interface AdminSide {
+  start(): Promise<void>;
+}
+
+interface Lifecycle {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface ApiParts {
+  token: string;
+  env: AdminEnv;
+  infrastructure: AdminInfrastructure;
+  store: ConfigStore;
+  logger: Logger;
+  isReady: () => boolean;
+}
+
+/** The routes and what only they need: the transactional producer and the audience table. */
+function mountApi({ token, env, infrastructure, store, logger, isReady }: ApiParts): Lifecycle {
+  const { app, kafka, codec, topics, config } = infrastructure;
+  const writer = new TransactionalWriter({ kafka, transactionalId: `${env.TOPIC_NAMESPACE}-ingest-admin-${hostname()}-${process.pid}`, logger });
+  const audiences = new AudienceTable({ kafka, codec, logger, topic: topics.audiences, groupPrefix: `${env.TOPIC_NAMESPACE}-ingest-admin` });
+  const events = new AdminEvents({ writer, codec, topics, config, audiences, logger, timeoutMs: env.ADMIN_WRITE_TIMEOUT });
+  registerAdminApi(app, { token, config: store, events, isReady, logger, openapi: loadAdminOpenApi() });
+  return {
+    async start() {
+      await writer.connect();
+      await audiences.start();
+    },
+    async stop() {
+      await events.idle();
+      await audiences.stop();
+      await writer.disconnect();
+    },
+  };
+}
+
+export function mountAdmin(context: ServiceContext<AdminEnv>, infrastructure: AdminInfrastructure): AdminSide {
+  const { env, logger, onShutdown } = context;
+  const { kafka, codec, topics, config } = infrastructure;
+  const token = env.ADMIN_TOKEN;
+  let ready = false;
+
+  if (!token) {
+    logger.info('admin API disabled: ADMIN_TOKEN is not set');
+    registerAdminDisabled(infrastructure.app);
+  } else {
+    logger.info({ prefix: ADMIN_PREFIX }, 'admin API enabled');
+    if (token.length < 16) logger.warn('ADMIN_TOKEN is shorter than 16 characters; use a long random token outside tests');
+  }
+  if (!token && !env.TRIBUTARY_CONFIG) return { start: async () => undefined };
+
+  const configProducer = createProducer(kafka);
+  const store = new ConfigStore({ view: config, producer: configProducer, codec, topic: topics.config, logger, timeoutMs: env.ADMIN_WRITE_TIMEOUT });
+  const api = token ? mountApi({ token, env, infrastructure, store, logger, isReady: () => ready }) : undefined;
+
+  return {
+    async start() {
+      await configProducer.connect();
+      await api?.start();
+      onShutdown('admin', async () => {
+        // New requests get 503 while the ones in flight finish.
+        ready = false;
+        await api?.stop();
+        await store.idle();
+        await configProducer.disconnect();
+      });
+      if (env.TRIBUTARY_CONFIG) await applyConfigFile(env.TRIBUTARY_CONFIG, store, logger);
+      ready = true;
+    },
+  };
+}

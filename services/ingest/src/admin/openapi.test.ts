@@ -1,0 +1,66 @@
+import { compileErrors, validate } from '@readme/openapi-parser';
+import Fastify, { type RouteOptions } from 'fastify';
+import { describe, expect, it } from 'vitest';
+import { createLogger, MAX_WEBHOOKS, type HttpServer } from '@tributary/shared';
+import { MAX_AUDIENCE_MEMBERS } from './audience-plan.js';
+import type { ConfigStore } from './config-store.js';
+import type { AdminEvents } from './events.js';
+import { loadAdminOpenApi } from './openapi.js';
+import { registerAdminApi } from './plugin.js';
+import { ADMIN_PREFIX } from './routes.js';
+
+const notCalled = <T extends object>() =>
+  new Proxy({} as T, {
+    get: () => {
+      throw new Error('route handlers are not called here');
+    },
+  });
+
+async function registeredRoutes(): Promise<string[]> {
+  const app = Fastify();
+  const routes: string[] = [];
+  app.addHook('onRoute', (route: RouteOptions) => {
+    for (const method of [route.method].flat()) {
+      if (method !== 'HEAD') routes.push(`${method} ${route.url}`);
+    }
+  });
+  registerAdminApi(app as unknown as HttpServer, {
+    token: 't',
+    config: notCalled<ConfigStore>(),
+    events: notCalled<AdminEvents>(),
+    isReady: () => true,
+    logger: createLogger({ service: 'test', level: 'silent' }),
+    openapi: loadAdminOpenApi(),
+  });
+  await app.ready();
+  await app.close();
+  return routes;
+}
+
+describe('the admin OpenAPI document', () => {
+  const document = loadAdminOpenApi();
+
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const result = await validate(structuredClone(document) as Parameters<typeof validate>[0]);
+    expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
+    expect(document.openapi).toBe('3.1.0');
+  });
+
+  it('documents exactly the routes the plugin registers', async () => {
+    const documented = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((key) => ['get', 'put', 'post', 'delete', 'patch'].includes(key))
+        .map((method) => `${method.toUpperCase()} ${ADMIN_PREFIX}${path.replace(/\{(\w+)\}/g, ':$1')}`),
+    );
+    const registered = await registeredRoutes();
+    expect(registered.length).toBeGreaterThan(10);
+    expect(new Set(registered)).toEqual(new Set(documented));
+  });
+
+  it('states the limits the code enforces', () => {
+    const schemas = (document.components as { schemas: Record<string, { properties: Record<string, Record<string, unknown>> }> }).schemas;
+    const settings = schemas.DestinationInput!.properties.settings as { properties: { webhooks: { maxItems: number } } };
+    expect(settings.properties.webhooks.maxItems).toBe(MAX_WEBHOOKS);
+    expect(schemas.AudienceSyncRequest!.properties.userIds!.maxItems).toBe(MAX_AUDIENCE_MEMBERS);
+  });
+});
