@@ -108,3 +108,4 @@ export async function readTopic(
   return records;
 }
 export * from './services.js';
+export * from './read-to-end.js';

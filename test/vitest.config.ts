@@ -1,0 +1,3 @@
+import { tributaryVitestConfig } from './vitest.shared.js';
+
+export default tributaryVitestConfig();
