@@ -37,7 +37,9 @@ describe('serviceEnv', () => {
       ADMIN_TOKEN: 'tributary-local-admin',
       DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true',
       HTTP_PORT: '9101',
+      HTTP_HOST: '127.0.0.1',
     });
+    expect(serviceEnv('router', { HTTP_HOST: '0.0.0.0' }, stack, settings)['HTTP_HOST']).toBe('0.0.0.0');
   });
 
   it('gives each ops server its own port and ingest none', () => {

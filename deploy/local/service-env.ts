@@ -50,6 +50,8 @@ export function serviceEnv(
     INGEST_PORT: String(settings.ingestPort),
     // Local webhooks go to 127.0.0.1, which production refuses; an explicit user choice wins.
     DELIVERY_ALLOW_PRIVATE_NETWORKS: base['DELIVERY_ALLOW_PRIVATE_NETWORKS'] ?? 'true',
+    // A laptop pipeline answers on loopback only, unless the user asks otherwise.
+    HTTP_HOST: base['HTTP_HOST'] ?? '127.0.0.1',
   };
   if (name === 'ingest') delete env['HTTP_PORT'];
   else env['HTTP_PORT'] = String(OPS_PORTS[name]);

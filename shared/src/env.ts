@@ -5,6 +5,7 @@
  * zod was chosen over hand-written checks because it gives typed output, coercion and
  * precise per-field messages from one declaration.
  */
+import { hostname } from 'node:os';
 import { z } from 'zod';
 import { parseDuration } from './duration.js';
 
@@ -101,6 +102,18 @@ export const commonEnv = {
   /** Replication factor for created topics; unset = the broker's default.replication.factor. */
   KAFKA_REPLICATION_FACTOR: z.coerce.number().int().positive().optional(),
   LOG_LEVEL: envTypes.logLevel(),
+  /**
+   * This process's stable identity, part of its Kafka transactional ids. It must survive a
+   * restart (so the new process fences the crashed one's open transaction at once instead of
+   * leaving read_committed consumers stalled until it times out) and differ between replicas:
+   * the host name — the pod name on Kubernetes — does both.
+   */
+  INSTANCE_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, 'must be 1-128 letters, digits, "_", "." or "-"')
+    .prefault(hostname()),
+  /** Interface the HTTP server binds: 0.0.0.0 in containers; npm start and tests use 127.0.0.1. */
+  HTTP_HOST: z.string().min(1).prefault('0.0.0.0'),
   SHUTDOWN_TIMEOUT: envTypes.duration('30s'),
 };
 

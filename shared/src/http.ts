@@ -6,7 +6,7 @@
  * parsing and schema-backed validation that are fast and well kept.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 
@@ -39,11 +39,15 @@ export type HttpServer = FastifyInstance<Server, IncomingMessage, ServerResponse
 export function createHttpServer({ logger, metrics, readiness, bodyLimit }: HttpServerOptions): HttpServer {
   const app = Fastify({
     loggerInstance: logger.child({ component: 'http' }) as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // Per-request log lines would dominate the log at ingest rates; services log outcomes.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: bodyLimit ?? 1024 * 1024,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ error: `no route for ${request.method} ${request.url.split('?')[0]}`, code: 'not_found' }),
+  );
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
     const ready = readiness.isReady();
@@ -56,6 +60,7 @@ export function createHttpServer({ logger, metrics, readiness, bodyLimit }: Http
   return app;
 }
 
+/** `host` is HTTP_HOST: all interfaces in a container, loopback for local runs and tests. */
 export async function listen(app: HttpServer, port: number, host = '0.0.0.0'): Promise<string> {
   return app.listen({ port, host });
 }

@@ -29,6 +29,14 @@ function pinoLogCreator(logger: Logger) {
   return () =>
     ({ level, log }: LogEntry) => {
       const { message, timestamp: _timestamp, logger: _name, ...extra } = log;
+      // kafkajs logs every error code a broker answers ("Response Produce(...)") at ERROR,
+      // including the retriable ones it then retries (CONCURRENT_TRANSACTIONS after each
+      // commit, coordinator loading...). A failure that survives the retries reaches the
+      // caller as an exception and is logged there, so these are only debugging detail.
+      if (level === KafkaLogLevel.ERROR && message.startsWith('Response ')) {
+        kafkaLogger.debug(extra, message);
+        return;
+      }
       switch (level) {
         case KafkaLogLevel.ERROR:
           kafkaLogger.error(extra, message);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deepMerge, isJsonObject, mergeContext, mergeIntegrations } from './json-objects.js';
+import { isJsonObject, mergeContext, mergeIntegrations } from './json-objects.js';
 
 describe('isJsonObject', () => {
   it('accepts objects only', () => {

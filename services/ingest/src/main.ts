@@ -4,7 +4,6 @@
  * ingest topic in Kafka transactions; the service is ready once it has read the config
  * topic and its transactional producer is connected.
  */
-import { hostname } from 'node:os';
 import { ConfigView, connectInfrastructure, createHttpServer, listen, runService, topicDefinitions } from '@tributary/shared';
 import { adminEnv, mountAdmin } from './admin/index.js';
 import { createIngestMetrics, transactionObserver } from './ingest-metrics.js';
@@ -25,7 +24,7 @@ await runService({
     const ingestMetrics = createIngestMetrics(metrics.registry);
     const sender = new TransactionalSender({
       kafka,
-      transactionalId: `${env.TOPIC_NAMESPACE}-ingest-${hostname()}-${process.pid}`,
+      transactionalId: `${env.TOPIC_NAMESPACE}-ingest-${env.INSTANCE_ID}`,
       topic: topics.ingest,
       logger,
       onUsable: (usable) => readiness.set('producer', usable),
@@ -49,7 +48,7 @@ await runService({
     });
     // Admin API (/admin/v1) and the TRIBUTARY_CONFIG start-up apply: services/ingest/src/admin/.
     const admin = mountAdmin(context, { app, kafka, codec, topics, config });
-    await listen(app, env.INGEST_PORT);
+    await listen(app, env.INGEST_PORT, env.HTTP_HOST);
 
     // Shutdown runs these last-registered first: stop reading config, stop taking
     // requests and finish those in flight, let their transactions end, then disconnect.

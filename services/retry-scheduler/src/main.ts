@@ -13,7 +13,7 @@ await runService({
     const { kafka, codec, topics } = await connectInfrastructure(context, (names) => topicDefinitions(names));
     const config = new ConfigView({ kafka, codec, logger, topic: topics.config, groupPrefix: `${env.TOPIC_NAMESPACE}-retry-scheduler` });
     const app = createHttpServer({ logger, metrics, readiness });
-    await listen(app, env.HTTP_PORT);
+    await listen(app, env.HTTP_PORT, env.HTTP_HOST);
     onShutdown('http', () => app.close());
     await config.start();
     onShutdown('config', () => config.stop());

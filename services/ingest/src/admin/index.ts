@@ -4,7 +4,6 @@
  * (producers, the audience table, then the TRIBUTARY_CONFIG apply). Without ADMIN_TOKEN the
  * API answers that it is off; without TRIBUTARY_CONFIG nothing is applied.
  */
-import { hostname } from 'node:os';
 import type { Kafka } from 'kafkajs';
 import { z } from 'zod';
 import type { TopicNames } from '@tributary/schemas';
@@ -58,7 +57,7 @@ interface ApiParts {
 /** The routes and what only they need: the transactional producer and the audience table. */
 function mountApi({ token, env, infrastructure, store, logger, isReady }: ApiParts): Lifecycle {
   const { app, kafka, codec, topics, config } = infrastructure;
-  const writer = new TransactionalWriter({ kafka, transactionalId: `${env.TOPIC_NAMESPACE}-ingest-admin-${hostname()}-${process.pid}`, logger });
+  const writer = new TransactionalWriter({ kafka, transactionalId: `${env.TOPIC_NAMESPACE}-ingest-admin-${env.INSTANCE_ID}`, logger });
   const audiences = new AudienceTable({ kafka, codec, logger, topic: topics.audiences, groupPrefix: `${env.TOPIC_NAMESPACE}-ingest-admin` });
   const events = new AdminEvents({ writer, codec, topics, config, audiences, logger, timeoutMs: env.ADMIN_WRITE_TIMEOUT });
   registerAdminApi(app, { token, config: store, events, isReady, logger, openapi: loadAdminOpenApi() });
