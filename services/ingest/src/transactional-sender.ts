@@ -17,14 +17,6 @@ import type { ProduceRecord, TransactionalSend } from './produce-batcher.js';
  */
 export const MAX_SEND_BYTES = 800_000;
 
-/**
- * Transactions run back to back, and the next one's first request meets
- * CONCURRENT_TRANSACTIONS until the broker has written the previous commit markers —
- * a few ms. kafkajs's default first retry after 100 ms added that much to about one
- * transaction in ten; 10 ms keeps the wait near the markers' real latency.
- */
-const RETRY_BACKOFF_MS = 10;
-
 /** Consecutive runs of records of at most `maxBytes` each (a larger record travels alone). */
 export function chunkRecords(records: ProduceRecord[], maxBytes: number): ProduceRecord[][] {
   const chunks: ProduceRecord[][] = [];
@@ -61,10 +53,7 @@ export class TransactionalSender {
 
   /** Connects and initialises transactions (FindCoordinator, InitProducerId). */
   async connect(): Promise<void> {
-    const producer = createProducer(this.options.kafka, {
-      transactionalId: this.options.transactionalId,
-      initialRetryTimeMs: RETRY_BACKOFF_MS,
-    });
+    const producer = createProducer(this.options.kafka, { transactionalId: this.options.transactionalId });
     await producer.connect();
     this.producer = producer;
     this.broken = false;

@@ -1,22 +1,81 @@
 /**
- * router — skeleton: connects to Kafka and the registry, creates topics, registers schemas,
- * follows the config topic and serves /healthz, /readyz and /metrics on HTTP_PORT.
+ * router — fans every ingest record out to the Webhooks destinations enabled for its
+ * source, one delivery record per destination, exactly once (see README.md).
+ *
+ * Start-up order matters: the transactional producer registers its id before the dedup
+ * topic is read, so a predecessor's open transaction is aborted and does not hold the
+ * read back; the dedup state is complete before the first ingest record is routed.
  */
-import { ConfigView, connectInfrastructure, createHttpServer, envTypes, listen, runService, topicDefinitions } from '@tributary/shared';
+import { ConfigView, connectInfrastructure, createHttpServer, listen, runService, topicDefinitions } from '@tributary/shared';
+import { DedupStore } from './dedup-store.js';
+import { createRouterMetrics } from './metrics.js';
+import { RouterPipeline } from './pipeline.js';
+import { routerEnv } from './settings.js';
+import { TransactionalOutput } from './transactions.js';
 
 await runService({
   name: 'router',
-  env: { HTTP_PORT: envTypes.port(9101) },
+  env: routerEnv,
   async start(context) {
     const { env, logger, metrics, readiness, onShutdown } = context;
-    readiness.set('config', false);
-    const { kafka, codec, topics } = await connectInfrastructure(context, (names) => topicDefinitions(names));
-    const config = new ConfigView({ kafka, codec, logger, topic: topics.config, groupPrefix: `${env.TOPIC_NAMESPACE}-router` });
+    for (const check of ['config', 'dedup', 'consumer']) readiness.set(check, false);
+    const namespace = env.TOPIC_NAMESPACE;
+    const { kafka, codec, topics } = await connectInfrastructure(context, (names) => topicDefinitions(names, { dedupWindowMs: env.DEDUP_WINDOW }));
+
     const app = createHttpServer({ logger, metrics, readiness });
-    await listen(app, env.HTTP_PORT);
+    await listen(app, env.HTTP_PORT, env.HTTP_HOST);
     onShutdown('http', () => app.close());
+
+    const config = new ConfigView({ kafka, codec, logger, topic: topics.config, groupPrefix: `${namespace}-router` });
     await config.start();
     onShutdown('config', () => config.stop());
     readiness.set('config', true);
+
+    const output = new TransactionalOutput({ kafka, transactionalId: `${namespace}-router-${env.INSTANCE_ID}`, logger });
+    await output.start();
+    onShutdown('producer', () => output.stop());
+
+    const dedup = new DedupStore({
+      kafka,
+      codec,
+      logger,
+      topic: topics.dedup,
+      groupPrefix: `${namespace}-router`,
+      windowMs: env.DEDUP_WINDOW,
+      maxEntries: env.DEDUP_MAX_ENTRIES,
+      // Evictions happen only once start() reads entries, after routerMetrics exists.
+      onCapacityEviction: () => routerMetrics.dedupCapacityEvictions.inc(),
+    });
+    const routerMetrics = createRouterMetrics(metrics.registry, () => dedup.state.size);
+    await dedup.start();
+    onShutdown('dedup', () => dedup.stop());
+    readiness.set('dedup', true);
+    logger.info({ entries: dedup.state.size, windowMs: env.DEDUP_WINDOW }, 'dedup state loaded');
+
+    const pipeline = new RouterPipeline({
+      kafka,
+      codec,
+      topics,
+      config,
+      dedup,
+      output,
+      metrics: routerMetrics,
+      logger,
+      readiness,
+      groupId: `${namespace}-router`,
+      maxBatch: env.ROUTER_MAX_BATCH,
+      sessionTimeoutMs: env.ROUTER_SESSION_TIMEOUT,
+      onFatal: (error) => {
+        // Thrown outside any handler on purpose: runService treats an uncaught exception
+        // as fatal and shuts down with a non-zero exit code, so the process is restarted.
+        setImmediate(() => {
+          throw error;
+        });
+      },
+    });
+    // Registered last so it runs first at shutdown: the in-flight transaction finishes
+    // before the producer disconnects.
+    onShutdown('consumer', () => pipeline.stop());
+    await pipeline.start();
   },
 });

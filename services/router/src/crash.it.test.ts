@@ -1,0 +1,122 @@
+/**
+ * Exactly once under failure: a router killed with SIGKILL in the middle of a large batch
+ * and restarted, or fenced by another producer registering its transactional id while it
+ * routes, must leave exactly one delivery record per (message × destination) — none lost
+ * with an aborted transaction, none doubled by routing a chunk again.
+ */
+import { readFileSync } from 'node:fs';
+import { afterEach, expect, it } from 'vitest';
+import type { IngestMessage } from '@tributary/schemas';
+import { createProducer, withAdmin } from '@tributary/shared';
+import { stackEnv, startService, uniqueNamespace, type RunningService } from '@tributary/test/harness';
+import { DeliveryWatcher, destination, metricValue, openStack, source, trackMessage, writeConfig, type Stack } from './__fixtures__/stack.js';
+
+const DESTINATIONS = ['alpha', 'beta'];
+
+const cleanup: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+async function setUp(prefix: string, messages: number) {
+  const namespace = uniqueNamespace(prefix);
+  const stack = await openStack(namespace);
+  cleanup.push(() => stack.close());
+  await writeConfig(stack, source('web'));
+  for (const id of DESTINATIONS) await writeConfig(stack, destination(id, ['web']));
+  // Written before the router starts, across both partitions (one user per message), so
+  // the router is busy routing a backlog when the failure strikes.
+  const backlog: IngestMessage[] = Array.from({ length: messages }, (_, index) =>
+    trackMessage(`${prefix}-${index}`, { anonymousId: `anon-${index}`, userId: null, properties: JSON.stringify({ index, note: 'ünïcode ✓' }) }),
+  );
+  for (let start = 0; start < backlog.length; start += 1000) {
+    await stack.producer.send({
+      topic: stack.topics.ingest,
+      messages: backlog.slice(start, start + 1000).map((message) => ({ key: message.anonymousId, value: stack.codec.encode(stack.topics.ingest, message) })),
+    });
+  }
+  // A short session lets the group hand a dead router's partitions to its successor quickly.
+  const env = { ...stackEnv(namespace), INSTANCE_ID: `${prefix}-router`, ROUTER_MAX_BATCH: '500', ROUTER_SESSION_TIMEOUT: '6s' };
+  const start = async (): Promise<RunningService> => {
+    const service = await startService('router', { env });
+    cleanup.push(() => service.stop());
+    return service;
+  };
+  return { namespace, stack, backlog, env, start };
+}
+
+/** Offsets (records and transaction markers) committed to the deliveries topic so far. */
+async function committedDeliveryOffsets(stack: Stack): Promise<number> {
+  const offsets = await withAdmin(stack.kafka, (admin) => admin.fetchTopicOffsets(stack.topics.deliveries));
+  return offsets.reduce((sum, { high }) => sum + Number(high), 0);
+}
+
+async function waitUntilPartlyRouted(stack: Stack, expected: number): Promise<void> {
+  while ((await committedDeliveryOffsets(stack)) < expected * 0.2) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+/** Waits until every message is routed and committed, then checks one record per (message × destination). */
+async function expectExactlyOnce(stack: Stack, namespace: string, backlog: IngestMessage[], router: RunningService): Promise<void> {
+  const expected = backlog.length * DESTINATIONS.length;
+  const watcher = new DeliveryWatcher(stack);
+  await watcher.start();
+  try {
+    await Promise.race([
+      watcher.waitFor(() => watcher.seen.length >= expected, 240_000, `${expected} deliveries`),
+      router.exited.then((code) => Promise.reject(new Error(`the router exited (${code}) before routing everything; see ${router.logFile}`))),
+    ]);
+    // Routing is over once the group's committed offsets reached the end of the ingest topic.
+    await expect
+      .poll(
+        async () => {
+          const [committed] = await withAdmin(stack.kafka, (admin) => admin.fetchOffsets({ groupId: `${namespace}-router`, topics: [stack.topics.ingest] }));
+          const ends = await withAdmin(stack.kafka, (admin) => admin.fetchTopicOffsets(stack.topics.ingest));
+          return ends.every(({ partition, high }) => committed?.partitions.find((entry) => entry.partition === partition)?.offset === high);
+        },
+        { timeout: 30_000, interval: 200 },
+      )
+      .toBe(true);
+    await watcher.settle();
+
+    const counts = new Map<string, number>();
+    for (const { key } of watcher.seen) counts.set(key, (counts.get(key) ?? 0) + 1);
+    const doubled = [...counts].filter(([, count]) => count > 1);
+    const missing = backlog.flatMap(({ messageId }) => DESTINATIONS.map((id) => `${id}/${messageId}`)).filter((key) => !counts.has(key));
+    expect({ records: watcher.seen.length, doubled: doubled.slice(0, 5), missing: missing.slice(0, 5) }).toEqual({ records: expected, doubled: [], missing: [] });
+    for (const { key, delivery } of watcher.seen) expect(key).toBe(delivery.deliveryId);
+  } finally {
+    await watcher.stop();
+  }
+}
+
+it('a router killed mid-batch and restarted yields exactly one delivery per message and destination', { timeout: 300_000 }, async () => {
+  const { namespace, stack, backlog, start } = await setUp('crash', 20_000);
+  const first = await start();
+  await waitUntilPartlyRouted(stack, backlog.length * DESTINATIONS.length);
+  await first.kill();
+  const atKill = await committedDeliveryOffsets(stack);
+  expect(atKill).toBeLessThan(backlog.length * DESTINATIONS.length * 0.9);
+
+  const second = await start();
+  await expectExactlyOnce(stack, namespace, backlog, second);
+  expect(await metricValue(second.url, 'tributary_router_duplicates_total')).toBe(0);
+  console.log(`crash test: killed after ${atKill} of ${backlog.length * DESTINATIONS.length} delivery offsets were committed`);
+});
+
+it('a router fenced mid-batch by another producer with its transactional id recovers without loss or doubles', { timeout: 300_000 }, async () => {
+  const { namespace, stack, backlog, env, start } = await setUp('fenced', 10_000);
+  const router = await start();
+  await waitUntilPartlyRouted(stack, backlog.length * DESTINATIONS.length);
+
+  // Registering the router's transactional id fences the router's producer and aborts its open transaction.
+  const intruder = createProducer(stack.kafka, { transactionalId: `${namespace}-router-${env.INSTANCE_ID}` });
+  await intruder.connect();
+  const registration = await intruder.transaction();
+  await registration.abort();
+  await intruder.disconnect();
+
+  await expectExactlyOnce(stack, namespace, backlog, router);
+  expect(await metricValue(router.url, 'tributary_router_transaction_failures_total')).toBeGreaterThanOrEqual(1);
+  expect(router.process.exitCode).toBeNull();
+  expect(readFileSync(router.logFile, 'utf8')).toMatch(/routing transaction failed; the chunk will be routed again/);
+});

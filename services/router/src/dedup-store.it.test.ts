@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Producer } from 'kafkajs';
+import { topicNames, type DedupEntry } from '@tributary/schemas';
+import { createLogger, createProducer, prepareTopics, topicDefinitions } from '@tributary/shared';
+import { testCodec, testKafka, testLogger, uniqueName, uniqueNamespace } from '@tributary/test/harness';
+import { DedupStore } from './dedup-store.js';
+
+const HOUR = 3_600_000;
+const namespace = uniqueNamespace('dedup');
+const topics = topicNames(namespace);
+const kafka = testKafka();
+const codec = testCodec();
+let producer: Producer;
+
+beforeAll(async () => {
+  // Created by "another service" with a one-hour retention, shorter than the window below.
+  await prepareTopics({ kafka, codec, logger: testLogger(), definitions: topicDefinitions(topics, { dedupWindowMs: HOUR }), numPartitions: 2 });
+  producer = createProducer(kafka, { transactionalId: uniqueName('dedup-writer') });
+  await producer.connect();
+});
+afterAll(async () => {
+  await producer.disconnect();
+});
+
+async function write(entries: Array<[string, number]>, outcome: 'commit' | 'abort'): Promise<void> {
+  const transaction = await producer.transaction();
+  await transaction.send({
+    topic: topics.dedup,
+    messages: entries.map(([key, firstSeenAt]) => ({ key, value: codec.encode(topics.dedup, { firstSeenAt } satisfies DedupEntry) })),
+  });
+  await (outcome === 'commit' ? transaction.commit() : transaction.abort());
+}
+
+describe('DedupStore on the real dedup topic', () => {
+  it('loads committed entries inside the window, follows other instances after invalidate(), and warns about a short retention', async () => {
+    const now = Date.now();
+    await write([['web/a', now], ['web/old', now - 25 * HOUR]], 'commit');
+    await write([['web/aborted', now]], 'abort');
+
+    const lines: string[] = [];
+    const logger = createLogger({ service: 'router', level: 'warn', destination: { write: (line: string) => void lines.push(line) } });
+    const store = new DedupStore({ kafka, codec, logger, topic: topics.dedup, groupPrefix: namespace, windowMs: 24 * HOUR, maxEntries: 100 });
+    await store.start();
+    try {
+      expect(store.state.isDuplicate('web/a', Date.now())).toBe(true);
+      expect(store.state.isDuplicate('web/aborted', Date.now())).toBe(false);
+      expect(store.state.isDuplicate('web/old', Date.now())).toBe(false);
+      expect(store.state.size).toBe(1);
+      expect(lines.join('')).toMatch(/"retentionMs":3600000,"windowMs":86400000.*keeps entries for less than DEDUP_WINDOW/);
+
+      // What another instance commits is known once ready() resolves after invalidate().
+      await write([['web/b', Date.now()]], 'commit');
+      store.invalidate();
+      await store.ready();
+      expect(store.state.isDuplicate('web/b', Date.now())).toBe(true);
+
+      const claims = store.claims();
+      expect(claims.claim('web/b')).toBe(false);
+      expect(claims.claim('web/new')).toBe(true);
+    } finally {
+      await store.stop();
+    }
+  });
+});

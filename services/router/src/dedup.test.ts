@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { DedupState, dedupKey } from './dedup.js';
+
+const HOUR = 3_600_000;
+const T0 = Date.parse('2026-11-21T10:00:00.000Z');
+
+describe('DedupState', () => {
+  it('keys by source and message id, so the same id from two sources is two messages', () => {
+    const state = new DedupState({ windowMs: 24 * HOUR, maxEntries: 10 });
+    state.remember(dedupKey('web', 'm-1'), T0, T0);
+    expect(state.isDuplicate(dedupKey('web', 'm-1'), T0 + 1)).toBe(true);
+    expect(state.isDuplicate(dedupKey('app', 'm-1'), T0 + 1)).toBe(false);
+  });
+
+  it('treats a repeat as a duplicate until the window has passed, not after', () => {
+    const state = new DedupState({ windowMs: 24 * HOUR, maxEntries: 10 });
+    state.remember('web/m-1', T0, T0);
+    expect(state.isDuplicate('web/m-1', T0 + 24 * HOUR - 1)).toBe(true);
+    expect(state.isDuplicate('web/m-1', T0 + 24 * HOUR)).toBe(false);
+  });
+
+  it('does not hold an entry that is already outside the window (an old record read at start-up)', () => {
+    const state = new DedupState({ windowMs: HOUR, maxEntries: 10 });
+    state.remember('web/old', T0 - HOUR, T0);
+    expect(state.size).toBe(0);
+  });
+
+  it('keeps the newer first-seen time when the same key is applied again out of order', () => {
+    const state = new DedupState({ windowMs: HOUR, maxEntries: 10 });
+    state.remember('web/m-1', T0 + 10, T0 + 10);
+    state.remember('web/m-1', T0, T0 + 10);
+    expect(state.isDuplicate('web/m-1', T0 + HOUR + 5)).toBe(true);
+    expect(state.size).toBe(1);
+  });
+
+  it('evicts expired entries from the oldest on', () => {
+    const state = new DedupState({ windowMs: HOUR, maxEntries: 10 });
+    state.remember('web/a', T0, T0);
+    state.remember('web/b', T0 + 1000, T0 + 1000);
+    state.remember('web/c', T0 + 2000, T0 + 2000);
+    expect(state.evictExpired(T0 + HOUR + 1000)).toBe(2);
+    expect(state.size).toBe(1);
+    expect(state.isDuplicate('web/c', T0 + HOUR + 1000)).toBe(true);
+  });
+
+  it('forgets the oldest entries first when full, and counts it', () => {
+    let evicted = 0;
+    const state = new DedupState({ windowMs: HOUR, maxEntries: 2, onCapacityEviction: () => evicted++ });
+    state.remember('web/a', T0, T0);
+    state.remember('web/b', T0 + 1, T0 + 1);
+    state.remember('web/c', T0 + 2, T0 + 2);
+    expect(state.size).toBe(2);
+    expect(evicted).toBe(1);
+    expect(state.isDuplicate('web/a', T0 + 3)).toBe(false);
+    expect(state.isDuplicate('web/b', T0 + 3)).toBe(true);
+    expect(state.isDuplicate('web/c', T0 + 3)).toBe(true);
+  });
+
+  it('a key forwarded again after its window moves to the young end', () => {
+    const state = new DedupState({ windowMs: HOUR, maxEntries: 2 });
+    state.remember('web/a', T0, T0);
+    state.remember('web/b', T0 + 10, T0 + 10);
+    state.remember('web/a', T0 + HOUR, T0 + HOUR);
+    state.remember('web/c', T0 + HOUR + 1, T0 + HOUR + 1);
+    expect(state.isDuplicate('web/a', T0 + HOUR + 2)).toBe(true);
+    expect(state.isDuplicate('web/b', T0 + HOUR + 2)).toBe(false);
+  });
+});
+
+describe('DedupClaims (one chunk, one transaction)', () => {
+  it('catches a repeat inside the same chunk', () => {
+    const state = new DedupState({ windowMs: HOUR, maxEntries: 10 });
+    const claims = state.claims(T0);
+    expect(claims.claim('web/m-1')).toBe(true);
+    expect(claims.claim('web/m-1')).toBe(false);
+    expect(claims.claim('web/m-2')).toBe(true);
+    expect([...claims.entries()]).toEqual([
+      ['web/m-1', T0],
+      ['web/m-2', T0],
+    ]);
+  });
+
+  it('refuses an id the state already holds within the window', () => {
+    const state = new DedupState({ windowMs: HOUR, maxEntries: 10 });
+    state.remember('web/m-1', T0, T0);
+    expect(state.claims(T0 + HOUR - 1).claim('web/m-1')).toBe(false);
+    expect(state.claims(T0 + HOUR).claim('web/m-1')).toBe(true);
+  });
+
+  it('reaches the state only on commit, so an aborted chunk forgets its claims', () => {
+    const state = new DedupState({ windowMs: HOUR, maxEntries: 10 });
+    const aborted = state.claims(T0);
+    aborted.claim('web/m-1');
+    expect(state.size).toBe(0);
+    const retried = state.claims(T0 + 5);
+    expect(retried.claim('web/m-1')).toBe(true);
+    retried.commit();
+    expect(state.isDuplicate('web/m-1', T0 + 6)).toBe(true);
+  });
+});

@@ -1,0 +1,106 @@
+/**
+ * The router's memory of forwarded message ids: a messageId repeated by the same source
+ * within the window (`DEDUP_WINDOW`) is forwarded once.
+ *
+ * The durable copy is the dedup topic, written in the same transaction as the deliveries
+ * (see dedup-store.ts); this is the in-memory view of it. Entries are keyed
+ * `<sourceId>/<messageId>` and hold when the id was first forwarded, by the router's clock.
+ * Memory is bounded by `DEDUP_MAX_ENTRIES`: past it the oldest entries are forgotten
+ * first, so under that much traffic the effective window is shorter than configured
+ * (`tributary_router_dedup_capacity_evictions_total` counts it happening).
+ *
+ * Claims made while routing a chunk are held in a `DedupClaims` overlay and reach the
+ * state only when the chunk's transaction committed, so an aborted transaction forgets
+ * them; a repeat inside the same chunk is caught by the overlay.
+ */
+
+export interface DedupOptions {
+  windowMs: number;
+  maxEntries: number;
+  /** Called for each entry forgotten before its window ended because the state was full. */
+  onCapacityEviction?: () => void;
+}
+
+export function dedupKey(sourceId: string, messageId: string): string {
+  return `${sourceId}/${messageId}`;
+}
+
+export class DedupState {
+  /** Insertion order is (nearly) first-seen order, so the oldest entries come first. */
+  private readonly firstSeen = new Map<string, number>();
+
+  constructor(readonly options: DedupOptions) {}
+
+  get size(): number {
+    return this.firstSeen.size;
+  }
+
+  isDuplicate(key: string, now: number): boolean {
+    const firstSeenAt = this.firstSeen.get(key);
+    return firstSeenAt !== undefined && now - firstSeenAt < this.options.windowMs;
+  }
+
+  /**
+   * Records that `key` was forwarded at `firstSeenAt`. Idempotent, and an older record of
+   * the same key never replaces a newer one, so the topic's copy may be applied again
+   * after this process committed the same entry itself.
+   */
+  remember(key: string, firstSeenAt: number, now: number): void {
+    if (now - firstSeenAt >= this.options.windowMs) return;
+    const existing = this.firstSeen.get(key);
+    if (existing !== undefined) {
+      if (existing >= firstSeenAt) return;
+      this.firstSeen.delete(key);
+    }
+    this.firstSeen.set(key, firstSeenAt);
+    while (this.firstSeen.size > this.options.maxEntries) {
+      const oldest = this.firstSeen.keys().next().value as string;
+      this.firstSeen.delete(oldest);
+      this.options.onCapacityEviction?.();
+    }
+  }
+
+  /**
+   * Drops entries that have left the window, from the oldest on; stops at the first one
+   * still inside it (a straggler further on is ignored by `isDuplicate` until then).
+   */
+  evictExpired(now: number): number {
+    let evicted = 0;
+    for (const [key, firstSeenAt] of this.firstSeen) {
+      if (now - firstSeenAt < this.options.windowMs) break;
+      this.firstSeen.delete(key);
+      evicted++;
+    }
+    return evicted;
+  }
+
+  claims(now: number): DedupClaims {
+    return new DedupClaims(this, now);
+  }
+}
+
+export class DedupClaims {
+  private readonly pending = new Map<string, number>();
+
+  constructor(
+    private readonly state: DedupState,
+    readonly now: number,
+  ) {}
+
+  /** True the first time a key is seen within the window (the message may be forwarded). */
+  claim(key: string): boolean {
+    if (this.pending.has(key) || this.state.isDuplicate(key, this.now)) return false;
+    this.pending.set(key, this.now);
+    return true;
+  }
+
+  /** The entries to write to the dedup topic in the chunk's transaction. */
+  entries(): IterableIterator<[string, number]> {
+    return this.pending.entries();
+  }
+
+  /** After the transaction committed. */
+  commit(): void {
+    for (const [key, firstSeenAt] of this.pending) this.state.remember(key, firstSeenAt, this.now);
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * What the router accepts from the ingest topic. Ingest validates what it writes, but the
+ * topic is a public contract that producers may write to directly, so every record is
+ * checked for what routing and rendering need; one that fails is reported as an
+ * `InvalidMessage` and skipped (there is no dead-letter topic for ingest records).
+ */
+import type { IngestMessage, MessageType } from '@tributary/schemas';
+import { MESSAGE_TYPES } from '@tributary/schemas';
+import { isJsonObject, type JsonObject } from './integrations.js';
+
+export type InvalidReason = 'undecodable' | 'missing_field' | 'invalid_timestamp' | 'invalid_json';
+
+export const INVALID_REASONS: readonly InvalidReason[] = ['undecodable', 'missing_field', 'invalid_timestamp', 'invalid_json'];
+
+export class InvalidMessage extends Error {
+  constructor(
+    readonly reason: InvalidReason,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'InvalidMessage';
+  }
+}
+
+/** The free-form parts of a message, parsed from the JSON text they travel as. */
+export interface FreeForm {
+  context: JsonObject;
+  integrations: JsonObject | null;
+  properties: JsonObject | null;
+  traits: JsonObject | null;
+}
+
+/** The largest magnitude a JS Date holds; `toISOString()` throws past it. */
+const MAX_DATE_MS = 8.64e15;
+
+const present = (value: string | null): value is string => value !== null && value !== '';
+
+/** What each type needs besides a messageId, a sourceId and valid times. */
+function missingFor(message: IngestMessage): string | undefined {
+  const identified = present(message.userId) || present(message.anonymousId);
+  switch (message.type) {
+    case 'track':
+      if (!identified) return 'userId or anonymousId';
+      return present(message.event) ? undefined : 'event';
+    case 'group':
+      if (!identified) return 'userId or anonymousId';
+      return present(message.groupId) ? undefined : 'groupId';
+    case 'alias':
+      if (!present(message.userId)) return 'userId';
+      return present(message.previousId) ? undefined : 'previousId';
+    case 'delete':
+      return present(message.userId) ? undefined : 'userId';
+    default:
+      return identified ? undefined : 'userId or anonymousId';
+  }
+}
+
+function checkTime(field: string, value: number | null, required: boolean): void {
+  if (value === null && !required) return;
+  if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) > MAX_DATE_MS) {
+    throw new InvalidMessage('invalid_timestamp', `${field} is not a valid time: ${String(value)}`);
+  }
+}
+
+/** Throws an `InvalidMessage` naming the first problem; cheap, so it runs on every record. */
+export function checkMessage(message: IngestMessage): void {
+  if (!present(message.messageId)) throw new InvalidMessage('missing_field', 'messageId is missing');
+  if (!present(message.sourceId)) throw new InvalidMessage('missing_field', 'sourceId is missing');
+  if (!MESSAGE_TYPES.includes(message.type as MessageType)) {
+    throw new InvalidMessage('missing_field', `type ${JSON.stringify(message.type)} is not one of ${MESSAGE_TYPES.join(', ')}`);
+  }
+  const missing = missingFor(message);
+  if (missing !== undefined) throw new InvalidMessage('missing_field', `${message.type} needs ${missing}`);
+  checkTime('timestamp', message.timestamp, true);
+  checkTime('receivedAt', message.receivedAt, true);
+  checkTime('sentAt', message.sentAt, false);
+  checkTime('originalTimestamp', message.originalTimestamp, false);
+}
+
+function parseObject(field: string, text: string | null): JsonObject | null {
+  if (text === null) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new InvalidMessage('invalid_json', `${field} is not JSON: ${(error as Error).message}`);
+  }
+  if (!isJsonObject(value)) throw new InvalidMessage('invalid_json', `${field} must be a JSON object`);
+  return value;
+}
+
+/**
+ * Parses the JSON-text fields. Only messages that some destination would receive are
+ * parsed, so a malformed field is found (and the record skipped) only then.
+ */
+export function parseFreeForm(message: IngestMessage): FreeForm {
+  return {
+    context: parseObject('context', message.context) ?? {},
+    integrations: parseObject('integrations', message.integrations),
+    properties: parseObject('properties', message.properties),
+    traits: parseObject('traits', message.traits),
+  };
+}
+
+/**
+ * Sorts a failure to decode an ingest record: a value that is not Confluent-framed Avro,
+ * names a schema id the registry does not know (404) or does not parse with its writer
+ * schema is invalid for good; any other registry answer (5xx, a network failure, which
+ * the registry client reports with a status too) may pass, so it is returned as
+ * `undefined` and the caller retries the batch rather than drop records.
+ */
+export function classifyDecodeError(error: unknown): InvalidMessage | undefined {
+  const status = (error as { status?: unknown } | null)?.status;
+  const detail = error instanceof Error ? error.message : String(error);
+  if (typeof status === 'number') {
+    return status === 404 ? new InvalidMessage('undecodable', `unknown writer schema: ${detail}`) : undefined;
+  }
+  return new InvalidMessage('undecodable', detail);
+}

@@ -1,0 +1,98 @@
+/**
+ * The router's Prometheus series. Counters move only after the transaction that made
+ * the deliveries committed, so a chunk routed again after an abort is not counted twice.
+ */
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { LATENCY_BUCKETS } from '@tributary/shared';
+import { INVALID_REASONS } from './message.js';
+import type { ChunkOutcome } from './route-chunk.js';
+import { FILTER_REASONS } from './routing.js';
+
+export interface RouterMetrics {
+  routed: Counter<'destination'>;
+  filtered: Counter<'reason'>;
+  duplicates: Counter;
+  invalid: Counter<'reason'>;
+  batchDuration: Histogram;
+  transactionDuration: Histogram;
+  transactionFailures: Counter;
+  consumerLag: Gauge<'partition'>;
+  dedupCapacityEvictions: Counter;
+  recordCommitted(outcome: ChunkOutcome): void;
+}
+
+export function createRouterMetrics(registry: Registry, dedupEntries: () => number): RouterMetrics {
+  const registers = [registry];
+  const filtered = new Counter({
+    name: 'tributary_router_filtered_total',
+    help: 'Messages (per destination for destination_disabled and integrations_off, else per message) not routed, by reason.',
+    labelNames: ['reason'],
+    registers,
+  });
+  for (const reason of FILTER_REASONS) filtered.inc({ reason }, 0);
+  const invalid = new Counter({
+    name: 'tributary_router_invalid_total',
+    help: 'Ingest records skipped because they could not be decoded or lacked required fields.',
+    labelNames: ['reason'],
+    registers,
+  });
+  for (const reason of INVALID_REASONS) invalid.inc({ reason }, 0);
+  new Gauge({
+    name: 'tributary_router_dedup_entries',
+    help: 'Message ids held in memory for deduplication.',
+    registers,
+    collect() {
+      this.set(dedupEntries());
+    },
+  });
+  const metrics: RouterMetrics = {
+    routed: new Counter({
+      name: 'tributary_router_routed_total',
+      help: 'Delivery records produced, by destination.',
+      labelNames: ['destination'],
+      registers,
+    }),
+    filtered,
+    duplicates: new Counter({
+      name: 'tributary_router_duplicates_total',
+      help: 'Messages dropped because their messageId was already forwarded for the source within the dedup window.',
+      registers,
+    }),
+    invalid,
+    batchDuration: new Histogram({
+      name: 'tributary_router_batch_duration_seconds',
+      help: 'Time to route one chunk of ingest records, from decoding to the committed transaction.',
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    transactionDuration: new Histogram({
+      name: 'tributary_router_transaction_duration_seconds',
+      help: 'Time from beginning a Kafka transaction to its commit.',
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    transactionFailures: new Counter({
+      name: 'tributary_router_transaction_failures_total',
+      help: 'Transactions that failed and were aborted (their chunk is routed again).',
+      registers,
+    }),
+    consumerLag: new Gauge({
+      name: 'tributary_router_consumer_lag',
+      help: 'Ingest records behind the end of the partition after the last routed chunk.',
+      labelNames: ['partition'],
+      registers,
+    }),
+    dedupCapacityEvictions: new Counter({
+      name: 'tributary_router_dedup_capacity_evictions_total',
+      help: 'Message ids forgotten before the end of the dedup window because DEDUP_MAX_ENTRIES was reached.',
+      registers,
+    }),
+    recordCommitted(outcome) {
+      for (const [destination, count] of outcome.routed) metrics.routed.inc({ destination }, count);
+      for (const [reason, count] of outcome.filtered) metrics.filtered.inc({ reason }, count);
+      if (outcome.duplicates > 0) metrics.duplicates.inc(outcome.duplicates);
+      for (const { error } of outcome.invalid) metrics.invalid.inc({ reason: error.reason });
+    },
+  };
+  return metrics;
+}

@@ -1,0 +1,85 @@
+/**
+ * Routes a chunk of ingest records — the records one Kafka transaction covers — into
+ * delivery records, without touching Kafka: decoding happens before, producing and
+ * committing after (pipeline.ts). Per message: check it, decide its destinations, drop
+ * it if its id was already forwarded within the dedup window, render the body once and
+ * make one delivery per destination (the bytes are the same for all of them).
+ */
+import { deliveryKey, type Delivery, type Destination, type IngestMessage, type Source } from '@tributary/schemas';
+import { dedupKey, type DedupClaims } from './dedup.js';
+import { contextIntegrations, webhooksEnabled } from './integrations.js';
+import { checkMessage, InvalidMessage, parseFreeForm, type FreeForm } from './message.js';
+import { renderBody } from './render.js';
+import { decideRoute, type FilterReason } from './routing.js';
+
+export type DecodedRecord = { offset: string; message: IngestMessage } | { offset: string; invalid: InvalidMessage };
+
+/** The part of the live configuration routing reads (ConfigView provides it). */
+export interface ConfigLookup {
+  source(id: string): Source | undefined;
+  destinationsForSource(sourceId: string): readonly Destination[];
+}
+
+export interface ChunkOutcome {
+  deliveries: Delivery[];
+  /** Deliveries made, by destination id. */
+  routed: Map<string, number>;
+  filtered: Map<FilterReason, number>;
+  duplicates: number;
+  invalid: Array<{ offset: string; error: InvalidMessage }>;
+}
+
+const increment = <K>(counts: Map<K, number>, key: K): void => void counts.set(key, (counts.get(key) ?? 0) + 1);
+
+export function routeChunk(records: readonly DecodedRecord[], config: ConfigLookup, claims: DedupClaims): ChunkOutcome {
+  const outcome: ChunkOutcome = { deliveries: [], routed: new Map(), filtered: new Map(), duplicates: 0, invalid: [] };
+  for (const record of records) {
+    if ('invalid' in record) {
+      outcome.invalid.push({ offset: record.offset, error: record.invalid });
+      continue;
+    }
+    try {
+      routeMessage(record.message, config, claims, outcome);
+    } catch (error) {
+      if (!(error instanceof InvalidMessage)) throw error;
+      outcome.invalid.push({ offset: record.offset, error });
+    }
+  }
+  return outcome;
+}
+
+function routeMessage(message: IngestMessage, config: ConfigLookup, claims: DedupClaims, outcome: ChunkOutcome): void {
+  checkMessage(message);
+  let parsed: FreeForm | undefined;
+  const parts = (): FreeForm => (parsed ??= parseFreeForm(message));
+  const decision = decideRoute(config.source(message.sourceId), config.destinationsForSource(message.sourceId), () =>
+    webhooksEnabled(parts().integrations, contextIntegrations(parts().context)),
+  );
+  for (const { reason } of decision.filtered) increment(outcome.filtered, reason);
+  if (decision.destinations.length === 0) return;
+
+  const free = parts();
+  if (!claims.claim(dedupKey(message.sourceId, message.messageId))) {
+    outcome.duplicates++;
+    return;
+  }
+  const body = renderBody(message, free);
+  for (const destination of decision.destinations) {
+    outcome.deliveries.push({
+      deliveryId: deliveryKey(destination.id, message.messageId),
+      destinationId: destination.id,
+      sourceId: message.sourceId,
+      messageId: message.messageId,
+      messageType: message.type,
+      body,
+      receivedAt: message.receivedAt,
+      routedAt: claims.now,
+      attempts: 0,
+      firstAttemptAt: null,
+      lastError: null,
+      lastStatus: null,
+      replays: 0,
+    });
+    increment(outcome.routed, destination.id);
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * The router as deployed — a child process on the real broker and registry — fed by
+ * records written straight to its namespace's ingest and config topics.
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MESSAGE_TYPES, type IngestMessage } from '@tributary/schemas';
+import { stackEnv, startService, uniqueNamespace, type RunningService } from '@tributary/test/harness';
+import { FIXTURES } from './__fixtures__/messages.js';
+import {
+  DeliveryWatcher,
+  destination,
+  metricValue,
+  openStack,
+  produceIngest,
+  source,
+  trackMessage,
+  writeConfig,
+  type Stack,
+} from './__fixtures__/stack.js';
+
+const namespace = uniqueNamespace('router');
+const routerEnv = { ...stackEnv(namespace), INSTANCE_ID: 'it-router' };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let stack: Stack;
+let watcher: DeliveryWatcher;
+let router: RunningService;
+
+beforeAll(async () => {
+  stack = await openStack(namespace);
+  await writeConfig(stack, source('web'));
+  await writeConfig(stack, source('app'));
+  await writeConfig(stack, source('paused', { enabled: false }));
+  await writeConfig(stack, destination('crm', ['web']));
+  await writeConfig(stack, destination('bi', ['web', 'paused']));
+  // Always on for `app`: a message reaching it proves the ones before it (same key, same partition) were routed.
+  await writeConfig(stack, destination('probe', ['app']));
+  router = await startService('router', { env: routerEnv });
+  watcher = new DeliveryWatcher(stack);
+  await watcher.start();
+});
+
+afterAll(async () => {
+  await router?.stop();
+  await watcher?.stop();
+  await stack?.close();
+});
+
+describe('routing', () => {
+  it('sends every message type to each enabled destination, keyed <destination>/<messageId>, with the golden body', async () => {
+    await produceIngest(stack, MESSAGE_TYPES.map((type) => FIXTURES[type]));
+    const expected = MESSAGE_TYPES.flatMap((type) => ['crm', 'bi'].map((id) => `${id}/${FIXTURES[type].messageId}`));
+    await watcher.waitForKeys(expected);
+    for (const type of MESSAGE_TYPES) {
+      const golden = readFileSync(new URL(`./__golden__/${type}.json`, import.meta.url));
+      for (const destinationId of ['crm', 'bi']) {
+        const seen = watcher.seen.filter(({ key }) => key === `${destinationId}/${FIXTURES[type].messageId}`);
+        expect(seen).toHaveLength(1);
+        const { delivery } = seen[0]!;
+        expect(delivery.body.equals(golden)).toBe(true);
+        expect(delivery).toMatchObject({
+          deliveryId: `${destinationId}/${FIXTURES[type].messageId}`,
+          destinationId,
+          sourceId: 'web',
+          messageId: FIXTURES[type].messageId,
+          messageType: type,
+          receivedAt: FIXTURES[type].receivedAt,
+          attempts: 0,
+          firstAttemptAt: null,
+          lastError: null,
+          lastStatus: null,
+          replays: 0,
+        });
+        expect(delivery.routedAt).toBeGreaterThanOrEqual(FIXTURES[type].receivedAt);
+      }
+    }
+    expect(await metricValue(router.url, 'tributary_router_routed_total', { destination: 'crm' })).toBeGreaterThanOrEqual(MESSAGE_TYPES.length);
+  });
+
+  it('sends nothing when the integrations object turns Webhooks off, top-level or in context', async () => {
+    const before = await metricValue(router.url, 'tributary_router_filtered_total', { reason: 'integrations_off' });
+    const off = [
+      trackMessage('int-off-top', { sourceId: 'app', integrations: '{"All":true,"Webhooks":false}' }),
+      trackMessage('int-off-context', { sourceId: 'app', context: '{"integrations":{"All":false}}' }),
+      trackMessage('int-on-wrong-case', { sourceId: 'app', integrations: '{"webhooks":false,"all":false}' }),
+    ];
+    await produceIngest(stack, off);
+    await watcher.waitForKeys(['probe/int-on-wrong-case']);
+    await watcher.settle();
+    expect(watcher.has('probe/int-off-top')).toBe(false);
+    expect(watcher.has('probe/int-off-context')).toBe(false);
+    expect(await metricValue(router.url, 'tributary_router_filtered_total', { reason: 'integrations_off' })).toBe(before + 2);
+  });
+
+  it('filters a disabled source and an unknown one', async () => {
+    const disabled = await metricValue(router.url, 'tributary_router_filtered_total', { reason: 'source_disabled' });
+    const none = await metricValue(router.url, 'tributary_router_filtered_total', { reason: 'no_destinations' });
+    await produceIngest(stack, [trackMessage('from-paused', { sourceId: 'paused' }), trackMessage('from-nowhere', { sourceId: 'nowhere' }), trackMessage('after-filtered', { sourceId: 'app' })]);
+    await watcher.waitForKeys(['probe/after-filtered']);
+    await watcher.settle();
+    expect(watcher.keys().filter((key) => key.endsWith('/from-paused') || key.endsWith('/from-nowhere'))).toEqual([]);
+    expect(await metricValue(router.url, 'tributary_router_filtered_total', { reason: 'source_disabled' })).toBe(disabled + 1);
+    expect(await metricValue(router.url, 'tributary_router_filtered_total', { reason: 'no_destinations' })).toBe(none + 1);
+  });
+
+  it('logs, counts and skips records it cannot route, and goes on', async () => {
+    const undecodable = await metricValue(router.url, 'tributary_router_invalid_total', { reason: 'undecodable' });
+    const missing = await metricValue(router.url, 'tributary_router_invalid_total', { reason: 'missing_field' });
+    const unknownSchema = Buffer.concat([Buffer.from([0, 0x7f, 0xff, 0xff, 0xf0]), Buffer.from('whatever')]);
+    await stack.producer.send({
+      topic: stack.topics.ingest,
+      messages: [
+        { key: 'anon-1', value: Buffer.from('{"not":"avro"}') },
+        { key: 'anon-1', value: unknownSchema },
+        { key: 'anon-1', value: stack.codec.encode(stack.topics.ingest, trackMessage('no-event', { sourceId: 'app', event: null })) },
+        { key: 'anon-1', value: stack.codec.encode(stack.topics.ingest, trackMessage('after-junk', { sourceId: 'app' })) },
+      ],
+    });
+    await watcher.waitForKeys(['probe/after-junk']);
+    expect(watcher.has('probe/no-event')).toBe(false);
+    expect(await metricValue(router.url, 'tributary_router_invalid_total', { reason: 'undecodable' })).toBe(undecodable + 2);
+    expect(await metricValue(router.url, 'tributary_router_invalid_total', { reason: 'missing_field' })).toBe(missing + 1);
+    await expect.poll(() => readFileSync(router.logFile, 'utf8')).toMatch(/"level":"error".*"offset":"\d+","reason":"missing_field".*invalid ingest record skipped/);
+    expect(readFileSync(router.logFile, 'utf8')).not.toContain('not-logged');
+  });
+});
+
+describe('configuration changes reach the running router', () => {
+  // Same key → same ingest partition → routed in order, so once a later message's
+  // delivery is visible, an earlier message's would be too.
+  const onKey = (messageId: string, sourceId: string): IngestMessage => trackMessage(messageId, { sourceId, anonymousId: 'cfg-anon' });
+
+  it('a destination added, changed and disabled takes effect within one second, without a restart', async () => {
+    const pid = router.process.pid;
+
+    await writeConfig(stack, destination('hooks', ['app']));
+    await sleep(1000);
+    await produceIngest(stack, [onKey('cfg-added', 'app')]);
+    await watcher.waitForKeys(['probe/cfg-added', 'hooks/cfg-added']);
+
+    await writeConfig(stack, destination('hooks', ['web']));
+    await sleep(1000);
+    await produceIngest(stack, [onKey('cfg-changed-app', 'app'), onKey('cfg-changed-web', 'web')]);
+    await watcher.waitForKeys(['probe/cfg-changed-app', 'hooks/cfg-changed-web']);
+    await watcher.settle();
+    expect(watcher.has('hooks/cfg-changed-app')).toBe(false);
+
+    await writeConfig(stack, destination('hooks', ['web', 'app'], { enabled: false }));
+    await sleep(1000);
+    const disabledBefore = await metricValue(router.url, 'tributary_router_filtered_total', { reason: 'destination_disabled' });
+    await produceIngest(stack, [onKey('cfg-disabled', 'app')]);
+    await watcher.waitForKeys(['probe/cfg-disabled']);
+    await watcher.settle();
+    expect(watcher.has('hooks/cfg-disabled')).toBe(false);
+    expect(await metricValue(router.url, 'tributary_router_filtered_total', { reason: 'destination_disabled' })).toBe(disabledBefore + 1);
+
+    expect(router.process.pid).toBe(pid);
+    expect(router.process.exitCode).toBeNull();
+  });
+});
+
+describe('deduplication', () => {
+  it('forwards a messageId repeated by the same source once — within a batch, later, and after a restart', async () => {
+    const repeat = trackMessage('dup-1', { sourceId: 'app' });
+    await produceIngest(stack, [repeat, repeat, { ...repeat, properties: '{"n":2}' }]);
+    await produceIngest(stack, [repeat, trackMessage('dup-sentinel-1', { sourceId: 'app' })]);
+    await watcher.waitForKeys(['probe/dup-sentinel-1']);
+    await watcher.settle();
+    expect(watcher.keys().filter((key) => key === 'probe/dup-1')).toHaveLength(1);
+    expect(await metricValue(router.url, 'tributary_router_duplicates_total')).toBe(3);
+
+    await router.stop();
+    router = await startService('router', { env: routerEnv });
+    await produceIngest(stack, [repeat, trackMessage('dup-sentinel-2', { sourceId: 'app' })]);
+    await watcher.waitForKeys(['probe/dup-sentinel-2']);
+    await watcher.settle();
+    expect(watcher.keys().filter((key) => key === 'probe/dup-1')).toHaveLength(1);
+    expect(await metricValue(router.url, 'tributary_router_duplicates_total')).toBe(1);
+  });
+
+  it('the same messageId from another source is another message', async () => {
+    await produceIngest(stack, [trackMessage('shared-id', { sourceId: 'web' }), trackMessage('shared-id', { sourceId: 'app' })]);
+    await watcher.waitForKeys(['crm/shared-id', 'probe/shared-id']);
+  });
+});

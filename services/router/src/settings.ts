@@ -1,0 +1,20 @@
+/**
+ * The router's settings beyond `commonEnv`, validated at start-up (see the README). The
+ * transactional id comes from the common INSTANCE_ID.
+ */
+import { envTypes } from '@tributary/shared';
+
+export const routerEnv = {
+  HTTP_PORT: envTypes.port(9101),
+  /** A messageId repeated by the same source within this window is forwarded once. */
+  DEDUP_WINDOW: envTypes.duration('24h'),
+  /** Upper bound on remembered message ids; past it the oldest are forgotten first. */
+  DEDUP_MAX_ENTRIES: envTypes.positiveInt(2_000_000),
+  /** Ingest records routed per Kafka transaction. */
+  ROUTER_MAX_BATCH: envTypes.positiveInt(1000),
+  /**
+   * Consumer-group session timeout: how long a crashed router keeps its partitions before
+   * the group hands them to another member (or to its own restarted process).
+   */
+  ROUTER_SESSION_TIMEOUT: envTypes.duration('30s'),
+};
