@@ -93,7 +93,10 @@ export function createProducer(kafka: Kafka, options: ProducerOptions = {}): Pro
   };
   if (options.transactionalId) {
     config.transactionalId = options.transactionalId;
-    config.transactionTimeout = 60_000;
+    // Our transactions last milliseconds. If a process dies mid-transaction and comes back
+    // under another INSTANCE_ID (a rescheduled pod), nothing fences it, and read_committed
+    // consumers wait behind the open transaction until this timeout aborts it.
+    config.transactionTimeout = 15_000;
   }
   return kafka.producer(config);
 }
