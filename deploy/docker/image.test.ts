@@ -1,0 +1,105 @@
+/**
+ * Checks of deploy/docker/Dockerfile that need no Docker engine: what it copies exists in the
+ * build context (the repository root, minus .dockerignore), the runtime stage runs as a
+ * numeric non-root user under tini, and the entry points it and the chart run are what
+ * `npm run build` produces.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { repoRoot } from '../local/paths.js';
+import { SERVICES } from '../observability/metrics.js';
+import { execForm, isIgnored, parseCopy, parseDockerfile, parseDockerignore, stagesOf, type Instruction } from './dockerfile.js';
+
+const dockerfile = parseDockerfile(readFileSync(join(repoRoot, 'deploy', 'docker', 'Dockerfile'), 'utf8'));
+const stages = stagesOf(dockerfile);
+const ignoreRules = parseDockerignore(readFileSync(join(repoRoot, '.dockerignore'), 'utf8'));
+const runtime = stages.at(-1);
+
+/** Workspace directories from the root package.json (`dir` or `dir/*` entries). */
+function workspaceDirs(): string[] {
+  const { workspaces } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { workspaces: string[] };
+  return workspaces.flatMap((entry) => {
+    if (!entry.endsWith('/*')) return [entry];
+    const parent = entry.slice(0, -2);
+    return readdirSync(join(repoRoot, parent))
+      .map((name) => `${parent}/${name}`)
+      .filter((dir) => existsSync(join(repoRoot, dir, 'package.json')));
+  });
+}
+
+function last(keyword: string, instructions: Instruction[]): Instruction {
+  const found = instructions.filter((i) => i.keyword === keyword).at(-1);
+  if (!found) throw new Error(`the runtime stage has no ${keyword}`);
+  return found;
+}
+
+describe('deploy/docker/Dockerfile', () => {
+  it('copies from the context only what exists there and .dockerignore keeps', () => {
+    const copies = stages.flatMap((stage) => stage.instructions.filter((i) => i.keyword === 'COPY' || i.keyword === 'ADD').map(parseCopy));
+    const fromContext = copies.filter((copy) => copy.from === undefined);
+    expect(fromContext.length).toBeGreaterThan(0);
+    for (const copy of fromContext) {
+      for (const source of copy.sources) {
+        expect(existsSync(join(repoRoot, source)), `line ${copy.line}: COPY source ${source}`).toBe(true);
+        if (source !== '.') expect(isIgnored(source, ignoreRules), `line ${copy.line}: ${source} is in .dockerignore`).toBe(false);
+      }
+    }
+  });
+
+  it('copies between stages only from stages defined earlier', () => {
+    stages.forEach((stage, index) => {
+      const earlier = new Set(stages.slice(0, index).map((s) => s.name));
+      for (const copy of stage.instructions.filter((i) => i.keyword === 'COPY').map(parseCopy)) {
+        if (copy.from !== undefined) expect(earlier.has(copy.from), `line ${copy.line}: --from=${copy.from}`).toBe(true);
+      }
+    });
+  });
+
+  it('keeps what npm ci and the build read in the context, and leaves local builds out', () => {
+    const needed = [
+      'package.json',
+      'package-lock.json',
+      'tsconfig.base.json',
+      'turbo.json',
+      ...workspaceDirs().map((dir) => `${dir}/package.json`),
+      ...readdirSync(join(repoRoot, 'schemas', 'avro')).map((file) => `schemas/avro/${file}`),
+      'shared/src/index.ts',
+      ...SERVICES.map((name) => `services/${name}/src/main.ts`),
+    ];
+    for (const path of needed) expect(isIgnored(path, ignoreRules), `${path} must reach the build context`).toBe(false);
+    for (const path of ['node_modules/kafkajs/package.json', 'shared/dist/index.js', 'services/ingest/dist/main.js', '.git/HEAD']) {
+      expect(isIgnored(path, ignoreRules), `${path} must stay out of the build context`).toBe(true);
+    }
+  });
+
+  it('builds, installs and ships every service and the workspaces they import', () => {
+    const text = dockerfile.map((i) => i.args).join('\n');
+    const shipped = /for dir in ([^;]+); do/.exec(text)?.[1]?.trim().split(/\s+/);
+    expect(shipped).toEqual(['shared', 'schemas', ...SERVICES.map((name) => `services/${name}`)]);
+    for (const name of SERVICES) {
+      expect(text).toContain(`--filter=@tributary/${name}`);
+      expect(text).toContain(`--workspace=services/${name}`);
+    }
+    expect(text).toContain('--workspace=shared --workspace=schemas');
+  });
+
+  it('runs as a numeric non-root user under tini, ingest by default', () => {
+    expect(runtime).toBeDefined();
+    const instructions = runtime?.instructions ?? [];
+    const [user] = last('USER', instructions).args.split(':');
+    expect(user).toMatch(/^\d+$/);
+    expect(Number(user)).toBeGreaterThan(0);
+    expect(execForm(last('ENTRYPOINT', instructions))).toEqual(['/usr/bin/tini', '--']);
+    expect(execForm(last('CMD', instructions))).toEqual(['node', 'services/ingest/dist/main.js']);
+    expect(runtime?.image).toBe('${NODE_IMAGE}');
+    expect(dockerfile.find((i) => i.keyword === 'ARG')?.args).toMatch(/^NODE_IMAGE=node:20-bookworm-slim$/);
+  });
+
+  it('has every service entry point after `npm run build`', () => {
+    for (const name of SERVICES) {
+      const entry = join(repoRoot, 'services', name, 'dist', 'main.js');
+      expect(existsSync(entry) && statSync(entry).isFile(), `${entry} is missing: run \`npm run build\` first`).toBe(true);
+    }
+  });
+});

@@ -1,0 +1,139 @@
+{{/* The four services: the values key of each and the variable its HTTP port is read from. */}}
+{{- define "tributary.services" -}}
+ingest:
+  valuesKey: ingest
+  portEnv: INGEST_PORT
+router:
+  valuesKey: router
+  portEnv: HTTP_PORT
+dispatcher:
+  valuesKey: dispatcher
+  portEnv: HTTP_PORT
+retry-scheduler:
+  valuesKey: retryScheduler
+  portEnv: HTTP_PORT
+{{- end }}
+
+{{- define "tributary.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "tributary.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Name of a service's objects; room is left for the longest suffix, "-retry-scheduler". */}}
+{{- define "tributary.componentName" -}}
+{{- printf "%s-%s" (include "tributary.fullname" .root | trunc 47 | trimSuffix "-") .component }}
+{{- end }}
+
+{{- define "tributary.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/name: {{ include "tributary.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: tributary
+{{- end }}
+
+{{- define "tributary.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "tributary.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{- define "tributary.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{- define "tributary.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "tributary.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "tributary.adminTokenSecretName" -}}
+{{- default (printf "%s-admin" (include "tributary.fullname" .)) .Values.adminToken.existingSecret }}
+{{- end }}
+
+{{- define "tributary.adminTokenSecretKey" -}}
+{{- if .Values.adminToken.existingSecret }}{{ .Values.adminToken.existingSecretKey }}{{ else }}admin-token{{ end }}
+{{- end }}
+
+{{/* "true" when ingest gets a config file, from an existing Secret or the inline config. */}}
+{{- define "tributary.configMounted" -}}
+{{- if or .Values.config.existingSecret .Values.config.declarative }}true{{ end }}
+{{- end }}
+
+{{/*
+The environment of one service. Settings every service reads come first, then the ones
+specific to it, then extraEnv (global, then the service's), so extraEnv can override.
+*/}}
+{{- define "tributary.env" -}}
+{{- $root := .root }}
+{{- $values := $root.Values -}}
+- name: KAFKA_BROKERS
+  value: {{ join "," $values.kafka.brokers | quote }}
+- name: SCHEMA_REGISTRY_URL
+  value: {{ $values.schemaRegistry.url | quote }}
+- name: TOPIC_NAMESPACE
+  value: {{ $values.kafka.topicNamespace | quote }}
+{{- with $values.kafka.topicPartitions }}
+- name: KAFKA_TOPIC_PARTITIONS
+  value: {{ . | quote }}
+{{- end }}
+{{- with $values.kafka.replicationFactor }}
+- name: KAFKA_REPLICATION_FACTOR
+  value: {{ . | quote }}
+{{- end }}
+- name: LOG_LEVEL
+  value: {{ $values.logLevel | quote }}
+- name: SHUTDOWN_TIMEOUT
+  value: {{ printf "%ds" (int $values.shutdownTimeoutSeconds) | quote }}
+- name: RETRY_LADDER
+  value: {{ $values.delivery.retryLadder | quote }}
+- name: RETRY_WINDOW
+  value: {{ $values.delivery.retryWindow | quote }}
+- name: WEBHOOK_TIMEOUT
+  value: {{ $values.delivery.webhookTimeout | quote }}
+- name: DELIVERY_ALLOW_PRIVATE_NETWORKS
+  value: {{ $values.delivery.allowPrivateNetworks | toString | quote }}
+- name: DEDUP_WINDOW
+  value: {{ $values.delivery.dedupWindow | quote }}
+- name: {{ .spec.portEnv }}
+  value: {{ $values.containerPort | quote }}
+# Part of the Kafka transactional ids: unique per pod, and kept when a container restarts in
+# its pod, so the new process fences the old one's open transaction at once.
+- name: INSTANCE_ID
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+{{- if eq .component "ingest" }}
+- name: ADMIN_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "tributary.adminTokenSecretName" $root }}
+      key: {{ include "tributary.adminTokenSecretKey" $root }}
+{{- if include "tributary.configMounted" $root }}
+- name: TRIBUTARY_CONFIG
+  value: {{ printf "%s/%s" $values.config.mountPath $values.config.key | quote }}
+{{- end }}
+{{- end }}
+{{- with $values.extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- with .service.extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,76 @@
+/**
+ * The metrics the services expose, as the dashboards and alert rules in deploy/ expect them.
+ * This is the one list both are checked against; a later test compares it with what the
+ * running services actually serve at /metrics, so a renamed metric breaks a test instead of
+ * silently emptying a panel or disarming an alert.
+ */
+
+export type MetricType = 'counter' | 'gauge' | 'histogram';
+export type ServiceName = 'ingest' | 'router' | 'dispatcher' | 'retry-scheduler';
+
+export interface MetricDefinition {
+  name: string;
+  type: MetricType;
+  /** Labels beyond `service`, which every series carries (prom-client default label). */
+  labels: readonly string[];
+  /** Services expected to expose it. */
+  services: readonly ServiceName[];
+}
+
+export const SERVICES: readonly ServiceName[] = ['ingest', 'router', 'dispatcher', 'retry-scheduler'];
+
+const metric = (name: string, type: MetricType, labels: readonly string[], services: readonly ServiceName[]): MetricDefinition => ({
+  name,
+  type,
+  labels,
+  services,
+});
+
+export const TRIBUTARY_METRICS: readonly MetricDefinition[] = [
+  metric('tributary_ingest_requests_total', 'counter', ['route', 'status'], ['ingest']),
+  metric('tributary_ingest_messages_total', 'counter', ['type'], ['ingest']),
+  metric('tributary_ingest_batch_size', 'histogram', [], ['ingest']),
+  metric('tributary_ingest_produce_duration_seconds', 'histogram', [], ['ingest']),
+  metric('tributary_ingest_transaction_size', 'histogram', [], ['ingest']),
+
+  metric('tributary_router_routed_total', 'counter', ['destination'], ['router']),
+  metric('tributary_router_filtered_total', 'counter', ['reason'], ['router']),
+  metric('tributary_router_duplicates_total', 'counter', [], ['router']),
+  metric('tributary_router_invalid_total', 'counter', ['reason'], ['router']),
+  metric('tributary_router_batch_duration_seconds', 'histogram', [], ['router']),
+  metric('tributary_router_transaction_duration_seconds', 'histogram', [], ['router']),
+
+  metric('tributary_delivery_latency_seconds', 'histogram', [], ['dispatcher']),
+  metric('tributary_webhook_request_duration_seconds', 'histogram', ['outcome'], ['dispatcher']),
+  metric('tributary_delivery_attempts_total', 'counter', ['outcome', 'status_class'], ['dispatcher']),
+  metric('tributary_dispatcher_in_flight', 'gauge', [], ['dispatcher']),
+  metric('tributary_dispatcher_deferred_total', 'counter', [], ['dispatcher']),
+  metric('tributary_retries_scheduled_total', 'counter', ['tier'], ['dispatcher']),
+  // Both write dead letters: the dispatcher for permanent failures, the scheduler for expiry.
+  metric('tributary_dead_letters_total', 'counter', ['reason'], ['dispatcher', 'retry-scheduler']),
+
+  metric('tributary_retries_released_total', 'counter', ['tier'], ['retry-scheduler']),
+  metric('tributary_retry_due_lag_seconds', 'histogram', ['tier'], ['retry-scheduler']),
+  metric('tributary_retry_oldest_record_age_seconds', 'gauge', ['tier'], ['retry-scheduler']),
+
+  // Every service that consumes reports the lag of its groups.
+  metric('tributary_consumer_lag', 'gauge', ['group', 'topic', 'partition'], ['router', 'dispatcher', 'retry-scheduler']),
+];
+
+/** prom-client's default metrics (`collectDefaultMetrics`) that deploy/ uses; every service has them. */
+export const DEFAULT_METRICS: readonly MetricDefinition[] = [
+  metric('process_cpu_seconds_total', 'counter', [], SERVICES),
+  metric('process_resident_memory_bytes', 'gauge', [], SERVICES),
+  metric('nodejs_eventloop_lag_p99_seconds', 'gauge', [], SERVICES),
+];
+
+/** Series Prometheus itself writes for every scrape target. */
+export const SCRAPE_METRICS: readonly string[] = ['up'];
+
+/**
+ * Labels a query may use on any series: `service` from the services themselves, the rest
+ * added by the Kubernetes scrape configuration (ServiceMonitor or pod annotations).
+ */
+export const TARGET_LABELS: readonly string[] = ['service', 'namespace', 'pod', 'job', 'instance', 'container', 'endpoint'];
+
+export const ALL_METRICS: readonly MetricDefinition[] = [...TRIBUTARY_METRICS, ...DEFAULT_METRICS];
