@@ -59,6 +59,7 @@ export async function startService(name: ServiceName, options: StartServiceOptio
       PATH: process.env.PATH ?? '',
       LOG_LEVEL: process.env.TEST_SERVICE_LOG_LEVEL ?? 'info',
       DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true',
+      HTTP_HOST: '127.0.0.1',
       ...options.env,
       [name === 'ingest' ? 'INGEST_PORT' : 'HTTP_PORT']: String(port),
     },
