@@ -1,22 +1,83 @@
 /**
- * dispatcher — skeleton: connects to Kafka and the registry, creates topics, registers schemas,
- * follows the config topic and serves /healthz, /readyz and /metrics on HTTP_PORT.
+ * dispatcher — POSTs each delivery to its destination's webhook URLs, signed as the
+ * Webhooks spec says, and records what happened: delivered, a retry record on a tier
+ * topic, or a dead letter. Wires settings, Kafka, config and the ops HTTP server; the
+ * decisions live in the pure modules beside this file.
  */
-import { ConfigView, connectInfrastructure, createHttpServer, envTypes, listen, runService, topicDefinitions } from '@tributary/shared';
+import { ConfigView, connectInfrastructure, createHttpServer, ladderTiers, listen, runService, topicDefinitions } from '@tributary/shared';
+import { ConfigFreshness } from './config-freshness.js';
+import { Dispatcher } from './dispatcher.js';
+import { createDispatcherMetrics } from './metrics.js';
+import { dispatcherEnv, ladderFromSettings } from './settings.js';
+import { WebhookClient } from './webhook-client.js';
+
+/** Time kept back from SHUTDOWN_TIMEOUT for committing and disconnecting after the drain. */
+const SHUTDOWN_MARGIN_MS = 5000;
 
 await runService({
   name: 'dispatcher',
-  env: { HTTP_PORT: envTypes.port(9102) },
+  env: dispatcherEnv,
   async start(context) {
     const { env, logger, metrics, readiness, onShutdown } = context;
     readiness.set('config', false);
-    const { kafka, codec, topics } = await connectInfrastructure(context, (names) => topicDefinitions(names));
-    const config = new ConfigView({ kafka, codec, logger, topic: topics.config, groupPrefix: `${env.TOPIC_NAMESPACE}-dispatcher` });
+    readiness.set('consumer', false);
+    const ladder = ladderFromSettings(env);
+    const retryTiers = ladderTiers(ladder).map((tier) => tier.label);
+    const { kafka, codec, topics } = await connectInfrastructure(context, (names) => topicDefinitions(names, { retryTiers }));
+    const groupPrefix = `${env.TOPIC_NAMESPACE}-dispatcher`;
+    const config = new ConfigView({ kafka, codec, logger, topic: topics.config, groupPrefix });
     const app = createHttpServer({ logger, metrics, readiness });
-    await listen(app, env.HTTP_PORT);
+    await listen(app, env.HTTP_PORT, env.HTTP_HOST);
     onShutdown('http', () => app.close());
     await config.start();
     onShutdown('config', () => config.stop());
     readiness.set('config', true);
+
+    const freshness = new ConfigFreshness({ view: config, logger, timeoutMs: 5000 });
+    const client = new WebhookClient({
+      timeoutMs: env.WEBHOOK_TIMEOUT,
+      allowPrivateNetworks: env.DELIVERY_ALLOW_PRIVATE_NETWORKS,
+      connectionsPerOrigin: env.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION,
+    });
+    onShutdown('webhook client', () => client.close());
+    if (env.DELIVERY_ALLOW_PRIVATE_NETWORKS) logger.warn('DELIVERY_ALLOW_PRIVATE_NETWORKS=true: webhooks may reach loopback and private addresses');
+
+    const dispatcher = new Dispatcher({
+      kafka,
+      codec,
+      topics,
+      config,
+      freshness,
+      client,
+      logger,
+      metrics: createDispatcherMetrics(metrics),
+      ladder,
+      limits: {
+        maxInFlight: env.DELIVERY_MAX_IN_FLIGHT,
+        maxInFlightPerDestination: env.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION,
+        maxQueuedPerDestination: env.DELIVERY_MAX_QUEUED_PER_DESTINATION,
+        maxBuffered: env.DELIVERY_MAX_BUFFERED,
+        stalledAfterMs: env.DELIVERY_STALLED_AFTER,
+      },
+      // The namespace is the consumer group's prefix, like every topic's.
+      groupId: groupPrefix,
+      onFatal: (error) => {
+        logger.fatal({ err: error }, 'a delivery outcome could not be recorded; stopping so it is read again after a restart');
+        process.kill(process.pid, 'SIGTERM');
+      },
+    });
+    await dispatcher.start();
+    onShutdown('dispatcher', () => dispatcher.stop(Math.max(1000, env.SHUTDOWN_TIMEOUT - SHUTDOWN_MARGIN_MS)));
+    readiness.set('consumer', true);
+    logger.info(
+      {
+        webhookTimeoutMs: env.WEBHOOK_TIMEOUT,
+        retryTiers,
+        retryWindowMs: ladder.windowMs,
+        maxInFlight: env.DELIVERY_MAX_IN_FLIGHT,
+        maxInFlightPerDestination: env.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION,
+      },
+      'dispatching deliveries',
+    );
   },
 });

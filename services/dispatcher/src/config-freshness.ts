@@ -1,0 +1,49 @@
+/**
+ * Read-your-writes for config before a delivery is dead-lettered for its destination.
+ * The router produces a delivery only after it saw the destination on the config topic,
+ * but this process follows that topic on its own and may not have applied the same
+ * record yet. So before concluding "deleted" or "disabled", the dispatcher waits until
+ * its view has applied everything the config topic held when the check started. Checks
+ * are shared: a check that started after a delivery was read covers that delivery, and at
+ * most one runs at a time, so a backlog for a deleted destination costs a few checks.
+ */
+import type { ConfigView, Logger } from '@tributary/shared';
+
+interface Check {
+  startedAt: number;
+  done: Promise<void>;
+}
+
+export class ConfigFreshness {
+  private current: Check | undefined;
+  private queued: Promise<void> | undefined;
+
+  constructor(
+    private readonly options: { view: ConfigView; logger: Logger; timeoutMs: number },
+  ) {}
+
+  /** Resolves once the view holds every config record written before `since` (or the check gave up). */
+  caughtUpSince(since: number): Promise<void> {
+    if (this.current && this.current.startedAt >= since) return this.current.done;
+    if (!this.queued) {
+      const previous = this.current?.done ?? Promise.resolve();
+      this.queued = previous.then(() => {
+        this.queued = undefined;
+        const check: Check = { startedAt: Date.now(), done: this.check() };
+        this.current = check;
+        return check.done;
+      });
+    }
+    return this.queued;
+  }
+
+  private async check(): Promise<void> {
+    const { view, logger, timeoutMs } = this.options;
+    try {
+      await view.reader.catchUpToEnd(timeoutMs);
+    } catch (error) {
+      // Decide with the config as it stands rather than hold deliveries indefinitely.
+      logger.warn({ err: error }, 'could not confirm the config view is current');
+    }
+  }
+}

@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { EnvError, loadEnv } from '@tributary/shared';
+import { dispatcherEnv, ladderFromSettings } from './settings.js';
+
+describe('dispatcher settings', () => {
+  it('default to the spec: a 5 s answer window, a 4 h retry window, the SSRF guard on', () => {
+    const env = loadEnv(dispatcherEnv, {});
+    expect(env.WEBHOOK_TIMEOUT).toBe(5000);
+    expect(env.RETRY_WINDOW).toBe(4 * 3_600_000);
+    expect(env.RETRY_LADDER).toEqual([10_000, 60_000, 300_000, 900_000, 1_800_000, 3_600_000, 3_600_000, 3_600_000]);
+    expect(env.DELIVERY_ALLOW_PRIVATE_NETWORKS).toBe(false);
+    expect(env.HTTP_PORT).toBe(9102);
+    expect(env.DELIVERY_MAX_IN_FLIGHT).toBe(512);
+    expect(env.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION).toBe(64);
+  });
+
+  it('reads overrides, including a ladder scaled down for tests', () => {
+    const env = loadEnv(dispatcherEnv, { WEBHOOK_TIMEOUT: '1s', DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true', RETRY_LADDER: '100ms,200ms', RETRY_WINDOW: '2s' });
+    expect(env.WEBHOOK_TIMEOUT).toBe(1000);
+    expect(env.DELIVERY_ALLOW_PRIVATE_NETWORKS).toBe(true);
+    expect(ladderFromSettings(env)).toEqual({ delaysMs: [100, 200], windowMs: 2000 });
+  });
+
+  it('refuses a timeout without a unit and a flag that is not a boolean', () => {
+    expect(() => loadEnv(dispatcherEnv, { WEBHOOK_TIMEOUT: '5', DELIVERY_ALLOW_PRIVATE_NETWORKS: 'maybe' })).toThrow(EnvError);
+  });
+});

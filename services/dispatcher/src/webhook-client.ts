@@ -1,0 +1,129 @@
+/**
+ * The HTTP edge: POSTs one request to one webhook URL with undici and reports what
+ * happened as a `UrlResult` for `classifyResult`. One undici Agent keeps a keep-alive
+ * pool per origin. Redirects are never followed (undici does not by default).
+ *
+ * SSRF guard (unless private networks are allowed): the connector resolves host names
+ * through `guardedLookup`, so the address checked is the address connected to — a name
+ * that resolves to a public address when checked and a private one when connecting
+ * (DNS rebinding) cannot slip through. IP-literal hosts are checked before the request,
+ * because Node connects to them without calling the lookup.
+ */
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { isIP } from 'node:net';
+import { Agent } from 'undici';
+import { isBlockedAddress } from './address-guard.js';
+import { BLOCKED_ADDRESS_CODE, UNSUPPORTED_PROTOCOL_CODE, type UrlResult } from './classify.js';
+import type { WebhookRequest } from './request.js';
+
+/** Response bodies are read and discarded (so the connection can be reused) up to this size. */
+const RESPONSE_BODY_LIMIT = 64 * 1024;
+/** Idle keep-alive connections close after this long. */
+const KEEP_ALIVE_MS = 30_000;
+
+export interface WebhookClientOptions {
+  /** The whole exchange per URL: connect, TLS, request, response headers and body. */
+  timeoutMs: number;
+  allowPrivateNetworks: boolean;
+  connectionsPerOrigin: number;
+}
+
+class BlockedAddressError extends Error {
+  readonly code = BLOCKED_ADDRESS_CODE;
+  constructor(host: string, address: string) {
+    const subject = host === address ? address : `${host} resolves to ${address}, which`;
+    super(
+      `${subject} is a loopback, private, link-local or otherwise internal address; ` +
+        'webhooks may not reach it unless DELIVERY_ALLOW_PRIVATE_NETWORKS=true',
+    );
+    this.name = 'BlockedAddressError';
+  }
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/** `dns.lookup` for the connector that refuses a name when any address it resolves to is blocked. */
+export function guardedLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+  dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, '');
+    const refused = addresses.find((entry) => isBlockedAddress(entry.address));
+    if (refused) return callback(new BlockedAddressError(hostname, refused.address), '');
+    const first = addresses[0];
+    if (options.all) return callback(null, addresses);
+    if (!first) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '');
+    return callback(null, first.address, first.family);
+  });
+}
+
+function errorCode(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current && typeof current === 'object' && depth < 4; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function errorMessage(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.length > 300 ? `${message.slice(0, 300)}…` : message;
+}
+
+export class WebhookClient {
+  private readonly agent: Agent;
+
+  constructor(private readonly options: WebhookClientOptions) {
+    this.agent = new Agent({
+      connections: options.connectionsPerOrigin,
+      pipelining: 1,
+      keepAliveTimeout: KEEP_ALIVE_MS,
+      keepAliveMaxTimeout: KEEP_ALIVE_MS,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+      connect: {
+        timeout: options.timeoutMs,
+        ...(options.allowPrivateNetworks ? {} : { lookup: guardedLookup }),
+      },
+    });
+  }
+
+  async post(url: string, request: WebhookRequest): Promise<UrlResult> {
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      return { kind: 'error', code: 'ERR_INVALID_URL', message: 'not an absolute URL' };
+    }
+    if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+      return { kind: 'error', code: UNSUPPORTED_PROTOCOL_CODE, message: `${target.protocol} URLs are not supported; use http or https` };
+    }
+    const host = target.hostname.replace(/^\[(.*)\]$/, '$1');
+    if (!this.options.allowPrivateNetworks && isIP(host) && isBlockedAddress(host)) {
+      const refused = new BlockedAddressError(host, host);
+      return { kind: 'error', code: refused.code, message: refused.message };
+    }
+
+    const signal = AbortSignal.timeout(this.options.timeoutMs);
+    try {
+      const response = await this.agent.request({
+        origin: target.origin,
+        path: `${target.pathname}${target.search}`,
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        signal,
+      });
+      // Reading the body to the end is part of the exchange and frees the connection for reuse.
+      await response.body.dump({ limit: RESPONSE_BODY_LIMIT, signal });
+      if (signal.aborted) return { kind: 'timeout', timeoutMs: this.options.timeoutMs };
+      return { kind: 'response', status: response.statusCode };
+    } catch (error) {
+      if (signal.aborted) return { kind: 'timeout', timeoutMs: this.options.timeoutMs };
+      return { kind: 'error', code: errorCode(error), message: errorMessage(error) };
+    }
+  }
+
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+}

@@ -1,0 +1,194 @@
+/**
+ * The Kafka side of a dispatcher integration test, in the test's own namespace: creates
+ * the topics, writes destinations to the config topic and deliveries to the deliveries
+ * topic the way the router does, and collects every retry record and dead letter the
+ * dispatcher writes.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Consumer, Kafka, Producer } from 'kafkajs';
+import {
+  configKey,
+  createConsumer,
+  createProducer,
+  ladderTiers,
+  prepareTopics,
+  topicDefinitions,
+  type AvroCodec,
+  type RetryLadder,
+} from '@tributary/shared';
+import { deliveryKey, topicNames, type DeadLetter, type Delivery, type Destination, type RetryRecord, type TopicNames } from '@tributary/schemas';
+import { stackEnv, testCodec, testKafka, testLogger, uniqueName } from '@tributary/test/harness';
+
+export interface Collected<T> {
+  value: T;
+  key: string;
+  topic: string;
+}
+
+export class TestPipeline {
+  readonly topics: TopicNames;
+  readonly kafka: Kafka;
+  readonly codec: AvroCodec;
+  readonly retries: Array<Collected<RetryRecord>> = [];
+  readonly deadLetters: Array<Collected<DeadLetter>> = [];
+  private producer: Producer | undefined;
+  private collector: Consumer | undefined;
+
+  constructor(
+    readonly namespace: string,
+    readonly ladder: RetryLadder,
+  ) {
+    this.topics = topicNames(namespace);
+    this.kafka = testKafka(`dispatcher-test-${namespace}`);
+    this.codec = testCodec();
+  }
+
+  /** Env for the dispatcher under test: the stack, this namespace and this ladder. */
+  env(extra: Record<string, string> = {}): Record<string, string> {
+    return {
+      ...stackEnv(this.namespace),
+      RETRY_LADDER: this.ladder.delaysMs.map((ms) => `${ms}ms`).join(','),
+      RETRY_WINDOW: `${this.ladder.windowMs}ms`,
+      ...extra,
+    };
+  }
+
+  async start(): Promise<void> {
+    const retryTiers = ladderTiers(this.ladder).map((tier) => tier.label);
+    await prepareTopics({
+      kafka: this.kafka,
+      codec: this.codec,
+      logger: testLogger(),
+      definitions: topicDefinitions(this.topics, { retryTiers }),
+      numPartitions: 2,
+    });
+    this.producer = createProducer(this.kafka);
+    await this.producer.connect();
+    const collector = createConsumer(this.kafka, uniqueName(`${this.namespace}-collector`));
+    this.collector = collector;
+    await collector.connect();
+    const tierTopics = retryTiers.map((tier) => this.topics.retry(tier));
+    await collector.subscribe({ topics: [this.topics.deadLetters, ...tierTopics], fromBeginning: true });
+    await collector.run({
+      eachMessage: async ({ topic, message }) => {
+        const key = message.key?.toString() ?? '';
+        if (!message.value) return;
+        if (topic === this.topics.deadLetters) {
+          this.deadLetters.push({ topic, key, value: await this.codec.decode<DeadLetter>('dlq', message.value) });
+        } else {
+          this.retries.push({ topic, key, value: await this.codec.decode<RetryRecord>('retry', message.value) });
+        }
+      },
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.collector?.disconnect();
+    await this.producer?.disconnect();
+  }
+
+  async putDestination(destination: Destination): Promise<void> {
+    await this.send(this.topics.config, configKey('destination', destination.id), this.codec.encode(this.topics.config, { entity: destination, updatedAt: Date.now() }));
+  }
+
+  async deleteDestination(id: string): Promise<void> {
+    await this.send(this.topics.config, configKey('destination', id), null);
+  }
+
+  /** Writes a delivery as the router would (key `<destination>/<message>`); returns it. */
+  async deliver(destinationId: string, body: unknown, overrides: Partial<Delivery> = {}): Promise<Delivery> {
+    const [delivery] = await this.deliverMany([{ destinationId, body, overrides }]);
+    return delivery!;
+  }
+
+  async deliverMany(items: Array<{ destinationId: string; body: unknown; overrides?: Partial<Delivery> }>): Promise<Delivery[]> {
+    const deliveries = items.map(({ destinationId, body, overrides }) => newDelivery(destinationId, body, overrides));
+    for (let start = 0; start < deliveries.length; start += 500) {
+      await this.requireProducer().send({
+        topic: this.topics.deliveries,
+        messages: deliveries
+          .slice(start, start + 500)
+          .map((delivery) => ({ key: delivery.deliveryId, value: this.codec.encode(this.topics.deliveries, delivery) })),
+      });
+    }
+    return deliveries;
+  }
+
+  retriesFor(deliveryId: string): RetryRecord[] {
+    return this.retries.filter(({ value }) => value.delivery.deliveryId === deliveryId).map(({ value }) => value);
+  }
+
+  deadLettersFor(deliveryId: string): DeadLetter[] {
+    return this.deadLetters.filter(({ value }) => value.delivery.deliveryId === deliveryId).map(({ value }) => value);
+  }
+
+  private async send(topic: string, key: string, value: Buffer | null): Promise<void> {
+    await this.requireProducer().send({ topic, messages: [{ key, value }] });
+  }
+
+  private requireProducer(): Producer {
+    if (!this.producer) throw new Error('TestPipeline.start() first');
+    return this.producer;
+  }
+}
+
+/** A first-attempt delivery; a body that is not a Buffer is rendered with JSON.stringify, like the router does. */
+export function newDelivery(destinationId: string, body: unknown, overrides: Partial<Delivery> = {}): Delivery {
+  const messageId = overrides.messageId ?? randomUUID();
+  const now = Date.now();
+  return {
+    deliveryId: deliveryKey(destinationId, messageId),
+    destinationId,
+    sourceId: 'web',
+    messageId,
+    messageType: 'track',
+    body: Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body), 'utf8'),
+    receivedAt: now,
+    routedAt: now,
+    attempts: 0,
+    firstAttemptAt: null,
+    lastError: null,
+    lastStatus: null,
+    replays: 0,
+    ...overrides,
+  };
+}
+
+export function webhooksDestination(id: string, webhooks: Array<{ url: string; headers?: Record<string, string> }>, settings: Partial<Destination['settings']> = {}): Destination {
+  return {
+    id,
+    name: id,
+    type: 'webhooks',
+    sources: ['web'],
+    enabled: true,
+    settings: {
+      sharedSecret: null,
+      standardWebhooksSecret: null,
+      ...settings,
+      webhooks: webhooks.map((entry) => ({ url: entry.url, headers: entry.headers ?? {} })),
+    },
+  };
+}
+
+/** Polls until `check` returns a value other than undefined/false, or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const result = await check();
+    if (result !== undefined && result !== false) return result;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** Sum of a counter on the service's /metrics, over every label set matching `labels`. */
+export async function counterValue(serviceUrl: string, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const text = await (await fetch(`${serviceUrl}/metrics`)).text();
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    if (!Object.entries(labels).every(([label, value]) => line.includes(`${label}="${value}"`))) continue;
+    total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return total;
+}
