@@ -9,7 +9,7 @@
 import type { z } from 'zod';
 import { commonEnv, EnvError, loadEnv, type CommonEnv, type EnvShape } from './env.js';
 import { createReadiness, type Readiness } from './http.js';
-import { createLogger, type Logger } from './logger.js';
+import { createLogger, flushLogger, type Logger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 
 export interface ServiceContext<E> {
@@ -82,6 +82,7 @@ export async function runService<S extends EnvShape>(definition: ServiceDefiniti
     logger.info({ reason }, 'shutting down');
     const timer = setTimeout(() => {
       logger.error({ timeoutMs: env.SHUTDOWN_TIMEOUT }, 'shutdown timed out; exiting');
+      flushLogger(logger);
       process.exit(1);
     }, env.SHUTDOWN_TIMEOUT);
     timer.unref();
@@ -97,7 +98,7 @@ export async function runService<S extends EnvShape>(definition: ServiceDefiniti
         }
       }
       logger.info({ exitCode: code }, 'stopped');
-      logger.flush();
+      flushLogger(logger);
       process.exit(code);
     })();
     return stopping;
@@ -107,6 +108,7 @@ export async function runService<S extends EnvShape>(definition: ServiceDefiniti
     process.on(signal, () => {
       if (stopping) {
         logger.warn({ signal }, 'second signal; exiting now');
+        flushLogger(logger);
         process.exit(130);
       }
       void shutdown(signal, 0);
