@@ -11,7 +11,7 @@
  * older or newer producer would reach the code in the writer's shape.
  */
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
-import avro from 'avsc';
+import type avro from 'avsc';
 import { avroType, loadSchema, type RawRecordSchema, type SchemaName } from '@tributary/schemas';
 import type { Logger } from './logger.js';
 
