@@ -23,6 +23,8 @@ export interface TopicNames {
   audiences: string;
   /** Deduplication state of the router (compacted + time-limited). */
   dedup: string;
+  /** Which dead letters were replayed (key `<dlq partition>/<dlq offset>`). */
+  deadLetterReplays: string;
   /** One topic per distinct retry delay, so every partition of a tier is in due order. */
   retry(tier: string): string;
   /** The tier label of a retry topic name, or undefined when it is not one. */
@@ -44,6 +46,7 @@ export function topicNames(namespace = 'tributary'): TopicNames {
     deadLetters: `${namespace}.deliveries.dlq.v1`,
     audiences: `${namespace}.audiences.v1`,
     dedup: `${namespace}.dedup.v1`,
+    deadLetterReplays: `${namespace}.dlq-replays.v1`,
     retry(tier) {
       if (!/^[0-9a-z]+$/.test(tier)) throw new Error(`invalid retry tier label: ${tier}`);
       return `${namespace}.retry.${tier}.v1`;
@@ -57,7 +60,7 @@ export function topicNames(namespace = 'tributary'): TopicNames {
 /** The default deployment's topics — the contract documented in the README. */
 export const TOPICS = topicNames();
 
-export type SchemaName = 'ingest' | 'config' | 'delivery' | 'retry' | 'dlq' | 'audiences' | 'dedup';
+export type SchemaName = 'ingest' | 'config' | 'delivery' | 'retry' | 'dlq' | 'dlq-replay' | 'audiences' | 'dedup';
 
 /** A raw Avro record schema as parsed from its `.avsc` file. */
 export interface RawRecordSchema {
@@ -194,6 +197,13 @@ export interface DeadLetter {
   status: number | null;
   error: string;
   deadAt: number;
+}
+
+/** Value of the dead-letter replay markers (`<namespace>.dlq-replays.v1`, key `<dlq partition>/<dlq offset>`). */
+export interface DeadLetterReplay {
+  deliveryId: string;
+  destinationId: string;
+  replayedAt: number;
 }
 
 /** Value of tributary.audiences.v1 (compacted; key `<audience>/<userId>`). */

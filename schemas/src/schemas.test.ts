@@ -33,7 +33,7 @@ const delivery: Delivery = {
 
 describe('Avro schemas', () => {
   it('all parse', () => {
-    for (const name of ['ingest', 'config', 'delivery', 'retry', 'dlq', 'audiences', 'dedup'] as const) {
+    for (const name of ['ingest', 'config', 'delivery', 'retry', 'dlq', 'dlq-replay', 'audiences', 'dedup'] as const) {
       expect(() => type(name)).not.toThrow();
     }
   });

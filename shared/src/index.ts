@@ -13,3 +13,5 @@ export * from './topology.js';
 export * from './retry-ladder.js';
 export * from './infrastructure.js';
 export * from './config-file.js';
+export * from './transactions.js';
+export * from './dead-letters.js';

@@ -27,6 +27,14 @@ export function topicDefinitions(
     { topic: topics.deliveries, schema: 'delivery', config: { 'retention.ms': String(7 * DAY_MS) } },
     // Dead letters wait for an operator; keep them for a month.
     { topic: topics.deadLetters, schema: 'dlq', config: { 'retention.ms': String(30 * DAY_MS) } },
+    // A replay marker must outlive the dead letter it marks (dead-letters.ts). Kafka deletes
+    // whole segments, so a dead letter may stay readable up to a segment's age (7 days by
+    // default) past its 30 days; markers are kept 40.
+    {
+      topic: topics.deadLetterReplays,
+      schema: 'dlq-replay',
+      config: { 'cleanup.policy': 'compact,delete', 'retention.ms': String(40 * DAY_MS) },
+    },
     { topic: topics.audiences, schema: 'audiences', config: { 'cleanup.policy': 'compact' } },
     // Compacted so each message id is held once, and deleted past the dedup window so
     // the state stays bounded.

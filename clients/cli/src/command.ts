@@ -1,5 +1,5 @@
 /**
- * What a command module gets. Each command group (`config`, and later `dlq`) is one module
+ * What a command module gets. Each command group (`config`, `dlq`) is one module
  * in `commands/` exporting a `CommandModule`, listed once in program.ts.
  */
 import type { Command } from 'commander';

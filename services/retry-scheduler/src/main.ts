@@ -1,22 +1,81 @@
 /**
- * retry-scheduler — skeleton: connects to Kafka and the registry, creates topics, registers schemas,
- * follows the config topic and serves /healthz, /readyz and /metrics on HTTP_PORT.
+ * retry-scheduler — moves retry records back to the deliveries topic when they are due,
+ * one consumer per tier topic so a long tier never holds up a short one, and dead-letters
+ * those whose attempt would fall outside the retry window (see README.md).
+ *
+ * Start-up order matters: every tier's transactional producer registers its id before
+ * any tier is read, so a crashed predecessor's open transaction is aborted at once and
+ * does not hold back the read_committed consumers. The scheduler needs no destination
+ * config: the window is the only rule it applies, and the dispatcher reads the config at
+ * attempt time.
  */
-import { ConfigView, connectInfrastructure, createHttpServer, envTypes, listen, runService, topicDefinitions } from '@tributary/shared';
+import { connectInfrastructure, createHttpServer, ladderTiers, listen, runService, topicDefinitions, TransactionalOutput } from '@tributary/shared';
+import { createSchedulerMetrics } from './metrics.js';
+import { PendingRecords } from './pending.js';
+import { ladderFromSettings, schedulerEnv } from './settings.js';
+import { TierScheduler } from './tier-scheduler.js';
 
 await runService({
   name: 'retry-scheduler',
-  env: { HTTP_PORT: envTypes.port(9103) },
+  env: schedulerEnv,
   async start(context) {
     const { env, logger, metrics, readiness, onShutdown } = context;
-    readiness.set('config', false);
-    const { kafka, codec, topics } = await connectInfrastructure(context, (names) => topicDefinitions(names));
-    const config = new ConfigView({ kafka, codec, logger, topic: topics.config, groupPrefix: `${env.TOPIC_NAMESPACE}-retry-scheduler` });
+    readiness.set('producers', false);
+    const namespace = env.TOPIC_NAMESPACE;
+    const ladder = ladderFromSettings(env);
+    const tiers = ladderTiers(ladder).map((tier) => tier.label);
+    const { kafka, codec, topics } = await connectInfrastructure(context, (names) => topicDefinitions(names, { retryTiers: tiers }));
+
     const app = createHttpServer({ logger, metrics, readiness });
     await listen(app, env.HTTP_PORT, env.HTTP_HOST);
     onShutdown('http', () => app.close());
-    await config.start();
-    onShutdown('config', () => config.stop());
-    readiness.set('config', true);
+
+    const groupOf = (tier: string) => `${namespace}-retry-scheduler-${tier}`;
+    const pending = new PendingRecords({ kafka, logger, tiers: tiers.map((tier) => ({ tier, topic: topics.retry(tier), groupId: groupOf(tier) })) });
+    await pending.start();
+    onShutdown('pending-records admin', () => pending.stop());
+
+    const outputs = new Map(tiers.map((tier) => [tier, new TransactionalOutput({ kafka, transactionalId: `${namespace}-retry-${tier}-${env.INSTANCE_ID}`, logger })]));
+    await Promise.all([...outputs.values()].map((output) => output.start()));
+    onShutdown('producers', async () => void (await Promise.all([...outputs.values()].map((output) => output.stop()))));
+    readiness.set('producers', true);
+
+    const schedulers = new Map<string, TierScheduler>();
+    const schedulerMetrics = createSchedulerMetrics(metrics.registry, tiers, {
+      heldHeads: (tier) => schedulers.get(tier)?.heldHeads() ?? [],
+      pending,
+      now: Date.now,
+    });
+    for (const tier of tiers) {
+      schedulers.set(
+        tier,
+        new TierScheduler({
+          kafka,
+          codec,
+          topics,
+          tier,
+          ladder,
+          output: outputs.get(tier)!,
+          metrics: schedulerMetrics,
+          logger,
+          readiness,
+          groupId: groupOf(tier),
+          maxBatch: env.RETRY_SCHEDULER_MAX_BATCH,
+          sessionTimeoutMs: env.RETRY_SCHEDULER_SESSION_TIMEOUT,
+          onFatal: (error) => {
+            // Thrown outside any handler on purpose: runService treats an uncaught exception
+            // as fatal and shuts down with a non-zero exit code, so the process is restarted.
+            setImmediate(() => {
+              throw error;
+            });
+          },
+        }),
+      );
+    }
+    // Registered last so it runs first at shutdown: timers are cleared and a release in
+    // flight commits before the producers disconnect.
+    onShutdown('tier consumers', async () => void (await Promise.all([...schedulers.values()].map((scheduler) => scheduler.stop()))));
+    await Promise.all([...schedulers.values()].map((scheduler) => scheduler.start()));
+    logger.info({ tiers, retryWindowMs: ladder.windowMs, groups: tiers.map(groupOf) }, 'releasing retries');
   },
 });

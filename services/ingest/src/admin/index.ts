@@ -7,9 +7,20 @@
 import type { Kafka } from 'kafkajs';
 import { z } from 'zod';
 import type { TopicNames } from '@tributary/schemas';
-import { createProducer, envTypes, type AvroCodec, type CommonEnv, type ConfigView, type HttpServer, type Logger, type ServiceContext } from '@tributary/shared';
+import {
+  createProducer,
+  DeadLetterStore,
+  envTypes,
+  type AvroCodec,
+  type CommonEnv,
+  type ConfigView,
+  type HttpServer,
+  type Logger,
+  type ServiceContext,
+} from '@tributary/shared';
 import { AudienceTable } from './audience-table.js';
 import { ConfigStore } from './config-store.js';
+import { AdminDeadLetters } from './dlq.js';
 import { AdminEvents } from './events.js';
 import { loadAdminOpenApi } from './openapi.js';
 import { registerAdminApi, registerAdminDisabled } from './plugin.js';
@@ -60,7 +71,12 @@ function mountApi({ token, env, infrastructure, store, logger, isReady }: ApiPar
   const writer = new TransactionalWriter({ kafka, transactionalId: `${env.TOPIC_NAMESPACE}-ingest-admin-${env.INSTANCE_ID}`, logger });
   const audiences = new AudienceTable({ kafka, codec, logger, topic: topics.audiences, groupPrefix: `${env.TOPIC_NAMESPACE}-ingest-admin` });
   const events = new AdminEvents({ writer, codec, topics, config, audiences, logger, timeoutMs: env.ADMIN_WRITE_TIMEOUT });
-  registerAdminApi(app, { token, config: store, events, isReady, logger, openapi: loadAdminOpenApi() });
+  const deadLetters = new AdminDeadLetters({
+    store: new DeadLetterStore({ kafka, codec, topics, logger, readTimeoutMs: env.ADMIN_WRITE_TIMEOUT }),
+    config,
+    timeoutMs: env.ADMIN_WRITE_TIMEOUT,
+  });
+  registerAdminApi(app, { token, config: store, events, deadLetters, isReady, logger, openapi: loadAdminOpenApi() });
   return {
     async start() {
       await writer.connect();
@@ -68,6 +84,7 @@ function mountApi({ token, env, infrastructure, store, logger, isReady }: ApiPar
     },
     async stop() {
       await events.idle();
+      await deadLetters.idle();
       await audiences.stop();
       await writer.disconnect();
     },

@@ -7,13 +7,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpServer, Logger } from '@tributary/shared';
 import { checkBearer } from './bearer.js';
 import { configRoutes } from './config-routes.js';
+import { dlqRoutes } from './dlq.js';
 import { AdminError, toAdminError } from './errors.js';
 import { eventRoutes } from './event-routes.js';
 import type { OpenApiDocument } from './openapi.js';
 import { ADMIN_PREFIX, type AdminDeps, type AdminRoutes } from './routes.js';
 
-/** Every route group; a new group (e.g. dead letters) is one more entry. */
-export const ADMIN_ROUTES: readonly AdminRoutes[] = [configRoutes, eventRoutes];
+/** Every route group; a new group is one more entry. */
+export const ADMIN_ROUTES: readonly AdminRoutes[] = [configRoutes, eventRoutes, dlqRoutes];
 
 const REALM = 'Bearer realm="tributary-admin"';
 

@@ -1,10 +1,11 @@
 /**
- * What a group of admin routes is given. Each group (config, events, and later dead
- * letters) is one module exporting an `AdminRoutes`; the plugin mounts them all behind
+ * What a group of admin routes is given. Each group (config, events, dead letters) is
+ * one module exporting an `AdminRoutes`; the plugin mounts them all behind
  * the bearer check, with one error shape, under ADMIN_PREFIX.
  */
 import type { HttpServer } from '@tributary/shared';
 import type { ConfigStore } from './config-store.js';
+import type { AdminDeadLetters } from './dlq.js';
 import type { AdminEvents } from './events.js';
 
 export const ADMIN_PREFIX = '/admin/v1';
@@ -14,6 +15,7 @@ export interface AdminDeps {
   token: string;
   config: ConfigStore;
   events: AdminEvents;
+  deadLetters: AdminDeadLetters;
   /** False until the admin side has connected and caught up; requests get 503 meanwhile. */
   isReady(): boolean;
 }

@@ -1,0 +1,167 @@
+/**
+ * The dead-letter routes of the real ingest process (dist/main.js) against the real broker
+ * and registry: dead letters written to the namespace's dead-letter topic as the
+ * dispatcher writes them are listed newest first with their filters, bodies only on
+ * request, and replayed once to the deliveries topic with a fresh window.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Kafka, Producer } from 'kafkajs';
+import { deliveryKey, topicNames, type DeadLetter, type Delivery, type TopicNames } from '@tributary/schemas';
+import { createProducer, type AvroCodec } from '@tributary/shared';
+import { readTopicToEnd, stackEnv, startService, testCodec, testKafka, uniqueNamespace, type RunningService } from '@tributary/test/harness';
+
+const TOKEN = 'dlq-admin-token';
+
+let topics: TopicNames;
+let kafka: Kafka;
+let codec: AvroCodec;
+let producer: Producer;
+let ingest: RunningService;
+
+beforeAll(async () => {
+  const namespace = uniqueNamespace('admin-dlq');
+  topics = topicNames(namespace);
+  kafka = testKafka();
+  codec = testCodec();
+  ingest = await startService('ingest', { env: { ...stackEnv(namespace), ADMIN_TOKEN: TOKEN } });
+  // The ingest created the topics and registered their schemas; this codec binds to them.
+  await codec.register(topics.deadLetters, 'dlq');
+  producer = createProducer(kafka);
+  await producer.connect();
+});
+
+afterAll(async () => {
+  await producer?.disconnect();
+  await ingest?.stop();
+});
+
+async function call(method: string, path: string, body?: unknown, token: string | null = TOKEN): Promise<{ status: number; json: Record<string, unknown> }> {
+  const headers: Record<string, string> = {};
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(`${ingest.url}/admin/v1${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const text = await response.text();
+  return { status: response.status, json: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}
+
+function deadLetter(destinationId: string, messageId: string, reason: string, deadAt: number): DeadLetter {
+  const delivery: Delivery = {
+    deliveryId: deliveryKey(destinationId, messageId),
+    destinationId,
+    sourceId: 'web',
+    messageId,
+    messageType: 'track',
+    body: Buffer.from(JSON.stringify({ type: 'track', messageId, properties: { email: 'someone@example.com' } })),
+    receivedAt: deadAt - 60_000,
+    routedAt: deadAt - 59_990,
+    attempts: 6,
+    firstAttemptAt: deadAt - 59_000,
+    lastError: 'HTTP 503 from webhooks[0] https://hooks.example.com',
+    lastStatus: 503,
+    replays: 0,
+  };
+  return { delivery, reason, status: reason === 'tls' ? null : 503, error: 'HTTP 503 from webhooks[0] https://hooks.example.com', deadAt };
+}
+
+const now = Date.now();
+
+describe('the dead-letter admin routes', () => {
+  beforeAll(async () => {
+    const source = await call('PUT', '/sources/web', { writeKey: 'wk_dlq_admin_0001' });
+    expect(source.status).toBe(201);
+    for (const [id, enabled] of [['crm', true], ['paused', false]] as const) {
+      const destination = await call('PUT', `/destinations/${id}`, {
+        type: 'webhooks',
+        sources: ['web'],
+        enabled,
+        settings: { sharedSecret: 'never-shown-secret', webhooks: [{ url: 'https://hooks.example.com/in' }] },
+      });
+      expect(destination.status).toBe(201);
+    }
+    const letters = [
+      deadLetter('crm', 'm-1', 'expired', now - 7_200_000),
+      deadLetter('crm', 'm-2', 'tls', now - 60_000),
+      deadLetter('crm', 'm-3', 'expired', now - 30_000),
+      deadLetter('paused', 'p-1', 'expired', now - 10_000),
+    ];
+    await producer.send({ topic: topics.deadLetters, messages: letters.map((letter) => ({ key: letter.delivery.deliveryId, value: codec.encode(topics.deadLetters, letter) })) });
+  });
+
+  it('needs the admin token', async () => {
+    expect((await call('GET', '/dlq', undefined, null)).status).toBe(401);
+    expect((await call('POST', '/dlq/replay', { destination: 'crm' }, 'wrong')).status).toBe(401);
+  });
+
+  it('lists newest first without bodies or secrets, filtered by destination, reason and since', async () => {
+    const all = await call('GET', '/dlq');
+    expect(all.status).toBe(200);
+    expect(all.json.order).toBe('newest first');
+    expect(all.json.matched).toBe(4);
+    const listed = all.json.deadLetters as Array<Record<string, unknown>>;
+    expect(listed.map((entry) => entry.messageId)).toEqual(['p-1', 'm-3', 'm-2', 'm-1']);
+    expect(listed[1]).toMatchObject({
+      deliveryId: 'crm/m-3',
+      destinationId: 'crm',
+      reason: 'expired',
+      status: 503,
+      attempts: 6,
+      replays: 0,
+      replayedAt: null,
+      deadAt: new Date(now - 30_000).toISOString(),
+      firstAttemptAt: new Date(now - 89_000).toISOString(),
+    });
+    expect(listed[1]!.id).toMatch(/^\d+\/\d+$/);
+    expect(JSON.stringify(all.json)).not.toContain('someone@example.com');
+    expect(JSON.stringify(all.json)).not.toContain('never-shown-secret');
+
+    const filtered = await call('GET', `/dlq?destination=crm&reason=expired&since=1h&limit=5`);
+    expect((filtered.json.deadLetters as Array<Record<string, unknown>>).map((entry) => entry.messageId)).toEqual(['m-3']);
+    const limited = await call('GET', '/dlq?destination=crm&limit=1');
+    expect([limited.json.matched, (limited.json.deadLetters as unknown[]).length]).toEqual([3, 1]);
+
+    const withBody = await call('GET', '/dlq?destination=crm&reason=tls&body=true');
+    const [tls] = withBody.json.deadLetters as Array<Record<string, unknown>>;
+    expect(JSON.parse(tls!.body as string)).toEqual({ type: 'track', messageId: 'm-2', properties: { email: 'someone@example.com' } });
+    expect(tls!.status).toBeNull();
+  });
+
+  it('answers 400 with the path of each bad parameter', async () => {
+    const bad = await call('GET', '/dlq?since=yesterday&reason=gone&limit=0&colour=red');
+    expect(bad.status).toBe(400);
+    expect(bad.json.code).toBe('invalid_request');
+    const paths = (bad.json.issues as Array<{ path: string; message: string }>).map((issue) => issue.path).sort();
+    expect(paths).toEqual(['', 'limit', 'reason', 'since']);
+    expect(bad.json.error).toContain('since: "yesterday" is not a time');
+    expect(bad.json.error).toContain('reason: must be one of: expired, http_status');
+    expect(bad.json.error).toContain('unknown field: colour');
+
+    const noDestination = await call('POST', '/dlq/replay', { since: '2024-13-01T00:00:00Z' });
+    expect(noDestination.status).toBe(400);
+    expect((noDestination.json.issues as Array<{ path: string }>).map((issue) => issue.path).sort()).toEqual(['destination', 'since']);
+  });
+
+  it('refuses to replay to a destination that does not exist or is disabled', async () => {
+    const missing = await call('POST', '/dlq/replay', { destination: 'nope' });
+    expect([missing.status, missing.json.code]).toEqual([404, 'not_found']);
+    const disabled = await call('POST', '/dlq/replay', { destination: 'paused' });
+    expect([disabled.status, disabled.json.code]).toEqual([409, 'destination_disabled']);
+  });
+
+  it('replays once with a fresh window: a dry run writes nothing, a second run skips', async () => {
+    const dry = await call('POST', '/dlq/replay', { destination: 'crm', reason: 'expired', dryRun: true });
+    expect(dry).toEqual({ status: 200, json: { destination: 'crm', matched: 2, replayed: 2, skipped: 0, dryRun: true } });
+
+    const replay = await call('POST', '/dlq/replay', { destination: 'crm', reason: 'expired' });
+    expect(replay.json).toEqual({ destination: 'crm', matched: 2, replayed: 2, skipped: 0, dryRun: false });
+    const again = await call('POST', '/dlq/replay', { destination: 'crm' });
+    expect(again.json).toEqual({ destination: 'crm', matched: 3, replayed: 1, skipped: 2, dryRun: false });
+
+    const records = await readTopicToEnd(kafka, topics.deliveries);
+    const deliveries = await Promise.all(records.map(({ message }) => codec.decode<Delivery>('delivery', message.value!)));
+    expect(records.map(({ message }) => message.key?.toString()).sort()).toEqual(['crm/m-1', 'crm/m-2', 'crm/m-3']);
+    for (const delivery of deliveries) expect(delivery).toMatchObject({ attempts: 0, firstAttemptAt: null, lastError: null, lastStatus: null, replays: 1 });
+
+    const listed = (await call('GET', '/dlq?destination=crm')).json.deadLetters as Array<Record<string, unknown>>;
+    expect(listed.every((entry) => typeof entry.replayedAt === 'string')).toBe(true);
+  });
+});

@@ -1,0 +1,177 @@
+/**
+ * Dead letters through the admin API: `GET /dlq` lists them newest first, `POST
+ * /dlq/replay` sends a destination's dead letters back to the deliveries topic with a
+ * fresh retry window. The Kafka work is `DeadLetterStore` (shared/dead-letters.ts); here
+ * are the request rules, the answer shapes and one replay at a time per process.
+ *
+ * Dead letters hold no secrets (the destination's URLs and secret are read from the
+ * config at attempt time, and errors name URLs by origin only). Message bodies may hold
+ * personal data, so they are shown only when asked for with `body=true`.
+ */
+import { z } from 'zod';
+import {
+  DEAD_LETTER_REASONS,
+  DeadLetterReadTimeout,
+  isDeadLetterReason,
+  parseTime,
+  ReplayInterrupted,
+  TimeError,
+  type ConfigView,
+  type DeadLetterStore,
+  type ListedDeadLetter,
+  type ReplayOutcome,
+} from '@tributary/shared';
+import { withDeadline } from './deadline.js';
+import { AdminError, notFound, parseBody } from './errors.js';
+import type { AdminRoutes } from './routes.js';
+import { SerialQueue } from './serial.js';
+
+export const DEFAULT_LIST_LIMIT = 100;
+export const MAX_LIST_LIMIT = 1000;
+
+const time = z.string().transform((text, ctx) => {
+  try {
+    return parseTime(text, Date.now());
+  } catch (error) {
+    if (!(error instanceof TimeError)) throw error;
+    ctx.addIssue({ code: 'custom', message: error.message });
+    return z.NEVER;
+  }
+});
+
+const reason = z.string().refine(isDeadLetterReason, { message: `must be one of: ${Object.keys(DEAD_LETTER_REASONS).join(', ')}` });
+
+const destinationId = z.string({ error: 'is required' }).min(1, 'may not be empty').max(128, 'is at most 128 characters');
+
+const listQuery = z
+  .object({
+    destination: destinationId.optional(),
+    since: time.optional(),
+    reason: reason.optional(),
+    limit: z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(MAX_LIST_LIMIT, `must be at most ${MAX_LIST_LIMIT}`).default(DEFAULT_LIST_LIMIT),
+    body: z.enum(['true', 'false'], { error: 'must be true or false' }).default('false'),
+  })
+  .strict();
+
+const replayRequest = z
+  .object(
+    {
+      destination: destinationId,
+      since: time.optional(),
+      reason: reason.optional(),
+      dryRun: z.boolean({ error: 'must be true or false' }).optional(),
+    },
+    { error: 'must be an object with a "destination"' },
+  )
+  .strict();
+
+/** One dead letter as the API shows it: times in ISO-8601, the body only on request. */
+export interface DeadLetterView {
+  id: string;
+  partition: number;
+  offset: string;
+  deliveryId: string;
+  destinationId: string;
+  sourceId: string;
+  messageId: string;
+  messageType: string;
+  reason: string;
+  status: number | null;
+  error: string;
+  deadAt: string;
+  receivedAt: string;
+  firstAttemptAt: string | null;
+  attempts: number;
+  replays: number;
+  replayedAt: string | null;
+  body?: string;
+}
+
+const iso = (time: number) => new Date(time).toISOString();
+
+export function deadLetterView({ partition, offset, letter, replayedAt }: ListedDeadLetter, withBody: boolean): DeadLetterView {
+  const { delivery } = letter;
+  const view: DeadLetterView = {
+    id: `${partition}/${offset}`,
+    partition,
+    offset,
+    deliveryId: delivery.deliveryId,
+    destinationId: delivery.destinationId,
+    sourceId: delivery.sourceId,
+    messageId: delivery.messageId,
+    messageType: delivery.messageType,
+    reason: letter.reason,
+    status: letter.status,
+    error: letter.error,
+    deadAt: iso(letter.deadAt),
+    receivedAt: iso(delivery.receivedAt),
+    firstAttemptAt: delivery.firstAttemptAt === null ? null : iso(delivery.firstAttemptAt),
+    attempts: delivery.attempts,
+    replays: delivery.replays,
+    replayedAt: replayedAt === undefined ? null : iso(replayedAt),
+  };
+  if (withBody) view.body = delivery.body.toString('utf8');
+  return view;
+}
+
+export interface DeadLetterListView {
+  order: 'newest first';
+  matched: number;
+  deadLetters: DeadLetterView[];
+}
+
+export interface ReplayView extends ReplayOutcome {
+  destination: string;
+}
+
+export interface AdminDeadLettersOptions {
+  store: DeadLetterStore;
+  config: Pick<ConfigView, 'destination'>;
+  /** How long a replay waits for Kafka before answering 503 (ADMIN_WRITE_TIMEOUT). */
+  timeoutMs: number;
+}
+
+export class AdminDeadLetters {
+  private readonly replays = new SerialQueue();
+
+  constructor(private readonly options: AdminDeadLettersOptions) {}
+
+  async list(query: unknown): Promise<DeadLetterListView> {
+    const { destination, since, reason, limit, body } = parseBody(listQuery, query, 'dead-letter query');
+    const listed = await this.read(() => this.options.store.list({ destinationId: destination, since, reason }, limit));
+    return { order: 'newest first', matched: listed.matched, deadLetters: listed.deadLetters.map((entry) => deadLetterView(entry, body === 'true')) };
+  }
+
+  async replay(requestBody: unknown): Promise<ReplayView> {
+    const { destination, since, reason, dryRun } = parseBody(replayRequest, requestBody, 'replay request');
+    const current = this.options.config.destination(destination);
+    if (!current) throw notFound('destination', destination);
+    if (!current.enabled) {
+      throw new AdminError(409, 'destination_disabled', `destination "${destination}" is disabled; enable it first, or its replayed deliveries would be dead letters again`);
+    }
+    const work = this.replays.run(() => this.read(() => this.options.store.replay({ destinationId: destination, since, reason }, { dryRun: dryRun ?? false })));
+    return { destination, ...(await withDeadline(work, this.options.timeoutMs, 'the replay')) };
+  }
+
+  /** Resolves once no replay is in flight (used at shutdown). */
+  idle(): Promise<void> {
+    return this.replays.idle();
+  }
+
+  private async read<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof DeadLetterReadTimeout) {
+        throw new AdminError(503, 'kafka_unavailable', `${error.message}; retry, or narrow the request with since or destination`);
+      }
+      if (error instanceof ReplayInterrupted) throw new AdminError(409, 'replay_conflict', error.message);
+      throw error;
+    }
+  }
+}
+
+export const dlqRoutes: AdminRoutes = (scope, { deadLetters }) => {
+  scope.get('/dlq', async (request) => deadLetters.list(request.query));
+  scope.post('/dlq/replay', async (request) => deadLetters.replay(request.body));
+};

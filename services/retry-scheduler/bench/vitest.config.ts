@@ -1,0 +1,17 @@
+/**
+ * The due-lag benchmark runs on its own (`npm run bench` in this workspace), not in
+ * `npm test`: it measures instead of checking. It uses the same global set-up as the
+ * integration tests to reach the real broker and registry.
+ */
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  root: fileURLToPath(new URL('..', import.meta.url)),
+  test: {
+    include: ['bench/due-lag.ts'],
+    globalSetup: [fileURLToPath(new URL('../../../test/harness/global-setup.ts', import.meta.url))],
+    testTimeout: 300_000,
+    hookTimeout: 120_000,
+  },
+});

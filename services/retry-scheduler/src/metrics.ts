@@ -1,0 +1,107 @@
+/**
+ * The retry scheduler's Prometheus series. Counters and the due-lag histogram move only
+ * after the transaction that released (or expired) the records committed, so records
+ * handled again after an abort are not counted twice.
+ */
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { PendingRecords } from './pending.js';
+import { oldestHeadAgeSeconds } from './release-plan.js';
+
+/**
+ * Seconds a retry was released after its due time: fine below a second, where a healthy
+ * scheduler is, and up to hours for one that was down (the alert fires at 30 s).
+ */
+export const DUE_LAG_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
+
+export interface SchedulerMetrics {
+  released: Counter<'tier'>;
+  dueLag: Histogram<'tier'>;
+  deadLetters: Counter<'reason'>;
+  transactionFailures: Counter<'tier'>;
+  unreadable: Counter<'tier'>;
+}
+
+export interface SchedulerGauges {
+  /** Write times of the records each tier holds at the head of a paused partition. */
+  heldHeads(tier: string): Iterable<number>;
+  pending: PendingRecords;
+  now(): number;
+}
+
+export function createSchedulerMetrics(registry: Registry, tiers: readonly string[], gauges: SchedulerGauges): SchedulerMetrics {
+  const registers = [registry];
+  const metrics: SchedulerMetrics = {
+    released: new Counter({
+      name: 'tributary_retries_released_total',
+      help: 'Retry records moved back to the deliveries topic, by tier.',
+      labelNames: ['tier'],
+      registers,
+    }),
+    dueLag: new Histogram({
+      name: 'tributary_retry_due_lag_seconds',
+      help: 'How late a retry was released: commit of its release minus its due time, by tier.',
+      labelNames: ['tier'],
+      buckets: DUE_LAG_BUCKETS,
+      registers,
+    }),
+    deadLetters: new Counter({
+      name: 'tributary_dead_letters_total',
+      help: 'Dead letters written by the scheduler (retries that would fall outside the window), by reason.',
+      labelNames: ['reason'],
+      registers,
+    }),
+    transactionFailures: new Counter({
+      name: 'tributary_retry_transaction_failures_total',
+      help: 'Release transactions that failed and were aborted (their records are handled again), by tier.',
+      labelNames: ['tier'],
+      registers,
+    }),
+    unreadable: new Counter({
+      name: 'tributary_retry_unreadable_records_total',
+      help: 'Records on a tier topic that could not be decoded and were skipped, by tier.',
+      labelNames: ['tier'],
+      registers,
+    }),
+  };
+  metrics.deadLetters.inc({ reason: 'expired' }, 0);
+  for (const tier of tiers) {
+    metrics.released.inc({ tier }, 0);
+    metrics.transactionFailures.inc({ tier }, 0);
+    metrics.unreadable.inc({ tier }, 0);
+    metrics.dueLag.zero({ tier });
+  }
+
+  new Gauge({
+    name: 'tributary_retry_oldest_record_age_seconds',
+    help: 'Age (since it was written) of the oldest record held at the head of a paused partition, by tier; 0 when none is held.',
+    labelNames: ['tier'],
+    registers,
+    collect() {
+      const now = gauges.now();
+      for (const tier of tiers) this.set({ tier }, oldestHeadAgeSeconds(gauges.heldHeads(tier), now));
+    },
+  });
+  new Gauge({
+    name: 'tributary_retry_pending_records',
+    help: 'Records on each tier topic not yet released (end offset minus committed offset, summed over partitions).',
+    labelNames: ['tier'],
+    registers,
+    async collect() {
+      const lags = await gauges.pending.measure();
+      this.reset();
+      for (const tier of tiers) this.set({ tier }, lags.filter((lag) => lag.tier === tier).reduce((sum, lag) => sum + lag.lag, 0));
+    },
+  });
+  new Gauge({
+    name: 'tributary_consumer_lag',
+    help: 'Records behind the end of the partition, per consumer group, topic and partition. On tier topics this is the retries waiting, not a consumer falling behind.',
+    labelNames: ['group', 'topic', 'partition'],
+    registers,
+    async collect() {
+      const lags = await gauges.pending.measure();
+      this.reset();
+      for (const { group, topic, partition, lag } of lags) this.set({ group, topic, partition: String(partition) }, lag);
+    },
+  });
+  return metrics;
+}

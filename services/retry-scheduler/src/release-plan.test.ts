@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import type { Delivery, RetryRecord } from '@tributary/schemas';
+import type { RetryLadder } from '@tributary/shared';
+import { MAX_TIMER_MS, oldestHeadAgeSeconds, planPartition, resumeDelay, transactionChunks, verdict, type BatchEntry } from './release-plan.js';
+
+const ladder: RetryLadder = { delaysMs: [1_000, 5_000], windowMs: 60_000 };
+const FIRST = 1_000_000;
+
+const delivery = (firstAttemptAt: number | null = FIRST): Delivery => ({
+  deliveryId: 'd/m',
+  destinationId: 'd',
+  sourceId: 's',
+  messageId: 'm',
+  messageType: 'track',
+  body: Buffer.from('{}'),
+  receivedAt: FIRST - 10,
+  routedAt: FIRST - 5,
+  attempts: 1,
+  firstAttemptAt,
+  lastError: 'HTTP 503',
+  lastStatus: 503,
+  replays: 0,
+});
+
+const retry = (dueAt: number, firstAttemptAt: number | null = FIRST): RetryRecord => ({ delivery: delivery(firstAttemptAt), dueAt, tier: '1s' });
+
+describe('verdict', () => {
+  it('waits until the due time, to the millisecond', () => {
+    expect(verdict(retry(FIRST + 1_000), ladder, FIRST + 999)).toEqual({ kind: 'wait', until: FIRST + 1_000 });
+    expect(verdict(retry(FIRST + 1_000), ladder, FIRST + 1_000)).toEqual({ kind: 'release', lateByMs: 0 });
+    expect(verdict(retry(FIRST + 1_000), ladder, FIRST + 1_250)).toEqual({ kind: 'release', lateByMs: 250 });
+  });
+
+  it('releases a record that is due exactly at the end of the window, and expires it one millisecond later', () => {
+    const end = FIRST + ladder.windowMs;
+    expect(verdict(retry(end), ladder, end)).toEqual({ kind: 'release', lateByMs: 0 });
+    expect(verdict(retry(end), ladder, end + 1)).toEqual({ kind: 'expire', deadline: end });
+  });
+
+  it('expires at once a record due after the window, without waiting for it', () => {
+    expect(verdict(retry(FIRST + ladder.windowMs + 1), ladder, FIRST + 2_000)).toEqual({ kind: 'expire', deadline: FIRST + ladder.windowMs });
+  });
+
+  it('expires a record released late past the window (the scheduler was down)', () => {
+    expect(verdict(retry(FIRST + 30_000), ladder, FIRST + 61_000)).toEqual({ kind: 'expire', deadline: FIRST + 60_000 });
+  });
+
+  it('has no window for a delivery deferred before its first attempt', () => {
+    expect(verdict(retry(FIRST + 500, null), ladder, FIRST + 10 * ladder.windowMs)).toEqual({ kind: 'release', lateByMs: 10 * ladder.windowMs - 500 });
+  });
+});
+
+describe('planPartition', () => {
+  const entry = (offset: number, record: RetryRecord | undefined): BatchEntry => ({ offset: String(offset), record });
+
+  it('handles the due prefix and holds at the first record not due', () => {
+    const now = FIRST + 5_000;
+    const plan = planPartition(
+      [entry(10, retry(FIRST + 1_000)), entry(11, undefined), entry(12, retry(FIRST + 70_000)), entry(13, retry(FIRST + 6_000)), entry(14, retry(FIRST + 2_000))],
+      ladder,
+      now,
+    );
+    expect(plan.steps.map((step) => [step.kind, step.offset])).toEqual([
+      ['release', '10'],
+      ['skip', '11'],
+      ['expire', '12'],
+    ]);
+    // Offset 14 is due, but never overtakes the head that is not.
+    expect(plan.hold).toEqual({ offset: '13', until: FIRST + 6_000 });
+  });
+
+  it('releases everything when all is due, and holds nothing', () => {
+    const plan = planPartition([entry(0, retry(FIRST)), entry(1, retry(FIRST + 1))], ladder, FIRST + 1);
+    expect(plan.steps.map((step) => step.kind)).toEqual(['release', 'release']);
+    expect(plan.hold).toBeUndefined();
+  });
+
+  it('holds at the very first record without any step', () => {
+    expect(planPartition([entry(5, retry(FIRST + 9_000))], ladder, FIRST)).toEqual({ steps: [], hold: { offset: '5', until: FIRST + 9_000 } });
+  });
+});
+
+describe('resumeDelay', () => {
+  it('waits the remaining time, never negative, never beyond the timer limit', () => {
+    expect(resumeDelay(1_500, 1_000)).toBe(500);
+    expect(resumeDelay(1_000, 1_500)).toBe(0);
+    expect(resumeDelay(Number.MAX_SAFE_INTEGER, 0)).toBe(MAX_TIMER_MS);
+  });
+});
+
+describe('oldestHeadAgeSeconds', () => {
+  it('is the age of the oldest held head, 0 when nothing is held', () => {
+    expect(oldestHeadAgeSeconds([9_000, 4_000, 7_000], 10_000)).toBe(6);
+    expect(oldestHeadAgeSeconds([], 10_000)).toBe(0);
+  });
+});
+
+describe('transactionChunks', () => {
+  const item = (bytes: number) => ({ bytes });
+
+  it('bounds records and bytes per transaction; an oversized record goes alone', () => {
+    const sizes = (chunks: Array<Array<{ bytes: number }>>) => chunks.map((chunk) => chunk.map((entry) => entry.bytes));
+    expect(sizes(transactionChunks([1, 1, 1, 1, 1].map(item), 2, 100))).toEqual([[1, 1], [1, 1], [1]]);
+    expect(sizes(transactionChunks([40, 40, 40, 500, 10].map(item), 10, 100))).toEqual([[40, 40], [40], [500], [10]]);
+    expect(transactionChunks([], 10, 100)).toEqual([]);
+  });
+});

@@ -1,0 +1,100 @@
+/**
+ * When a retry record leaves its tier topic, decided from the record and the clock alone.
+ * Pure; `tier-scheduler.ts` reads the records and carries the decisions out.
+ *
+ * - Not due yet → wait until `dueAt`. A partition is read in order and its head decides
+ *   for everything behind it: records of one tier share one delay, so a partition is in
+ *   due order up to the skew between the dispatchers' produce times. A later record due a
+ *   little earlier than the head waits behind it — at most that skew, never released early.
+ * - Due, and the attempt would still fall inside the window → release it to the
+ *   deliveries topic, unchanged.
+ * - An attempt now (or at its due time) would fall after `firstAttemptAt + window` →
+ *   dead letter `expired`. The dispatcher checks the window too; this is the second check,
+ *   and the one that catches a scheduler that was down past a record's window.
+ */
+import { isPastWindow, type RetryLadder } from '@tributary/shared';
+import type { RetryRecord } from '@tributary/schemas';
+
+/** setTimeout's limit; a later due time is re-checked when the timer fires. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export type Verdict =
+  | { kind: 'release'; lateByMs: number }
+  | { kind: 'expire'; deadline: number }
+  | { kind: 'wait'; until: number };
+
+export function verdict(record: Pick<RetryRecord, 'dueAt' | 'delivery'>, ladder: RetryLadder, now: number): Verdict {
+  const { firstAttemptAt } = record.delivery;
+  const deadline = firstAttemptAt === null ? undefined : firstAttemptAt + ladder.windowMs;
+  // Waiting for a retry that can only come after the window would hold the partition for nothing.
+  if (deadline !== undefined && isPastWindow(ladder, firstAttemptAt, record.dueAt)) return { kind: 'expire', deadline };
+  if (now < record.dueAt) return { kind: 'wait', until: record.dueAt };
+  if (deadline !== undefined && isPastWindow(ladder, firstAttemptAt, now)) return { kind: 'expire', deadline };
+  return { kind: 'release', lateByMs: now - record.dueAt };
+}
+
+/** One record of a fetched batch; `record` is undefined when it could not be read. */
+export interface BatchEntry {
+  offset: string;
+  record: RetryRecord | undefined;
+}
+
+export type Step =
+  | { kind: 'release'; offset: string; record: RetryRecord; lateByMs: number }
+  | { kind: 'expire'; offset: string; record: RetryRecord; deadline: number }
+  | { kind: 'skip'; offset: string };
+
+export interface PartitionPlan {
+  /** What to do with the records before the first one that is not due, in offset order. */
+  steps: Step[];
+  /** The first record not due yet: the partition pauses here until `until`. */
+  hold?: { offset: string; until: number };
+}
+
+export function planPartition(entries: readonly BatchEntry[], ladder: RetryLadder, now: number): PartitionPlan {
+  const steps: Step[] = [];
+  for (const { offset, record } of entries) {
+    if (!record) {
+      steps.push({ kind: 'skip', offset });
+      continue;
+    }
+    const decision = verdict(record, ladder, now);
+    if (decision.kind === 'wait') return { steps, hold: { offset, until: decision.until } };
+    steps.push(decision.kind === 'release' ? { kind: 'release', offset, record, lateByMs: decision.lateByMs } : { kind: 'expire', offset, record, deadline: decision.deadline });
+  }
+  return { steps };
+}
+
+/** How long the resume timer of a paused partition waits. */
+export function resumeDelay(until: number, now: number): number {
+  return Math.min(Math.max(0, until - now), MAX_TIMER_MS);
+}
+
+/** Age in seconds of the oldest record held at the head of a paused partition (0 when none). */
+export function oldestHeadAgeSeconds(writtenAt: Iterable<number>, now: number): number {
+  let oldest: number | undefined;
+  for (const time of writtenAt) oldest = oldest === undefined ? time : Math.min(oldest, time);
+  return oldest === undefined ? 0 : Math.max(0, now - oldest) / 1000;
+}
+
+/**
+ * Splits the steps of a partition into transactions of at most `maxRecords` records and
+ * `maxBytes` bytes (the broker refuses a record batch over 1 MiB by default); a larger
+ * record travels alone.
+ */
+export function transactionChunks<T extends { bytes: number }>(items: readonly T[], maxRecords: number, maxBytes: number): T[][] {
+  const chunks: T[][] = [];
+  let current: T[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    if (current.length > 0 && (current.length >= maxRecords || bytes + item.bytes > maxBytes)) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(item);
+    bytes += item.bytes;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}

@@ -1,0 +1,319 @@
+/**
+ * The Kafka edge of one retry tier: a consumer of `<ns>.retry.<tier>.v1` (its own group,
+ * read_committed) that moves due records back to the deliveries topic.
+ *
+ * Each partition is read in order. The due records at its head are released — their
+ * delivery produced unchanged to the deliveries topic (key `<destinationId>/<messageId>`)
+ * and the consumed offset sent, in one transaction per chunk — or, when an attempt would
+ * fall outside the window, written to the dead-letter topic as `expired` in the same way.
+ * At the first record not yet due the partition is paused (`consumer.pause`), the
+ * consumer's position is set back to that record (`seek`), and one timer per paused
+ * partition resumes it at the due time. Nothing polls and nothing sleeps inside
+ * `eachBatch`: while every partition is paused, kafkajs's fetch loop finds nothing to fetch
+ * and keeps heartbeating.
+ *
+ * Due times are absolute wall-clock times in the records and every release re-checks the
+ * clock, so a timer that fires early, a rebalance or a restart can only make a release
+ * later, never earlier. Offsets are committed only through the transactions, so a record
+ * is released exactly once to read_committed readers: after a crash, the restarted
+ * process (same transactional id) fences its predecessor, whose open transaction is
+ * aborted, and reads on from the last committed offset.
+ *
+ * kafkajs runs with `autoCommit: false` and `eachBatchAutoResolve: false`, as in the
+ * router: a failed transaction is aborted and the batch fetched again from the last
+ * resolved offset; when even the outcome is unknown, the committed offset is read back
+ * and the partition rewound to it first.
+ */
+import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, TopicMessages } from 'kafkajs';
+import { deliveryKey, type DeadLetter, type RetryRecord, type TopicNames } from '@tributary/schemas';
+import {
+  createConsumer,
+  formatDuration,
+  TransactionOutcomeUnknown,
+  withAdmin,
+  type AvroCodec,
+  type Logger,
+  type Readiness,
+  type RetryLadder,
+  type TransactionalOutput,
+} from '@tributary/shared';
+import type { SchedulerMetrics } from './metrics.js';
+import { planPartition, resumeDelay, transactionChunks, type BatchEntry, type Step } from './release-plan.js';
+
+/** Bytes of records per transaction, well under the broker's 1 MiB record-batch limit. */
+const MAX_TRANSACTION_BYTES = 800_000;
+
+export interface TierSchedulerOptions {
+  kafka: Kafka;
+  codec: AvroCodec;
+  topics: TopicNames;
+  tier: string;
+  ladder: RetryLadder;
+  output: TransactionalOutput;
+  metrics: SchedulerMetrics;
+  logger: Logger;
+  readiness: Readiness;
+  groupId: string;
+  maxBatch: number;
+  sessionTimeoutMs: number;
+  /** The consumer stopped for good (kafkajs will not restart it). */
+  onFatal(error: Error): void;
+}
+
+/**
+ * What `eachBatch` throws when part of a batch could not be handled. Not a KafkaJS error on
+ * purpose: kafkajs retries a batch that failed with it, whereas a non-retriable KafkaJS
+ * error (such as a fenced producer, already replaced by TransactionalOutput) would stop
+ * the consumer for good.
+ */
+export class BatchFailed extends Error {
+  constructor(topic: string, partition: number, override readonly cause: unknown) {
+    super(`releasing ${topic}[${partition}] failed: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'BatchFailed';
+  }
+}
+
+interface Held {
+  timer: NodeJS.Timeout;
+  /** Write time of the record at the head, for the oldest-record gauge. */
+  writtenAt: number;
+}
+
+interface Prepared {
+  step: Step;
+  topic?: string;
+  key?: string;
+  value?: Buffer;
+  bytes: number;
+}
+
+export class TierScheduler {
+  readonly topic: string;
+  private consumer: Consumer | undefined;
+  /** Paused partitions and the timers that resume them. */
+  private readonly held = new Map<number, Held>();
+  /** Partitions whose committed position must be read back before anything else. */
+  private readonly rewindNeeded = new Set<number>();
+  private readonly readinessCheck: string;
+
+  constructor(private readonly options: TierSchedulerOptions) {
+    this.topic = options.topics.retry(options.tier);
+    this.readinessCheck = `tier ${options.tier}`;
+  }
+
+  /** Write times of the records held at the heads of paused partitions. */
+  heldHeads(): Iterable<number> {
+    return [...this.held.values()].map((held) => held.writtenAt);
+  }
+
+  async start(): Promise<void> {
+    const { kafka, groupId, sessionTimeoutMs, readiness, logger } = this.options;
+    readiness.set(this.readinessCheck, false);
+    const consumer = createConsumer(kafka, groupId, {
+      sessionTimeout: sessionTimeoutMs,
+      heartbeatInterval: Math.min(3_000, Math.floor(sessionTimeoutMs / 3)),
+      readUncommitted: false,
+    });
+    this.consumer = consumer;
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      // A join re-reads every assigned partition from its committed offset, which is the
+      // head each timer was waiting on; kafkajs keeps partitions paused across a rebalance,
+      // so they are all resumed and decide again — the revoked ones are no longer fetched.
+      this.releaseHolds();
+      this.rewindNeeded.clear();
+      readiness.set(this.readinessCheck, true);
+      logger.info({ tier: this.options.tier, assignment: payload.memberAssignment }, 'tier partitions assigned');
+    });
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      readiness.set(this.readinessCheck, false);
+      logger.error({ err: payload.error, tier: this.options.tier, restart: payload.restart }, 'tier consumer crashed');
+      if (!payload.restart) this.options.onFatal(payload.error);
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topic: this.topic, fromBeginning: true });
+    await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: (payload) => this.handleBatch(payload) });
+  }
+
+  async stop(): Promise<void> {
+    for (const { timer } of this.held.values()) clearTimeout(timer);
+    this.held.clear();
+    await this.consumer?.disconnect();
+    this.consumer = undefined;
+  }
+
+  private releaseHolds(): void {
+    const partitions = [...this.held.keys()];
+    for (const { timer } of this.held.values()) clearTimeout(timer);
+    this.held.clear();
+    if (partitions.length > 0) this.consumer?.resume([{ topic: this.topic, partitions }]);
+  }
+
+  private async handleBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+    const { partition, messages } = batch;
+    const { topic } = this;
+    if (this.rewindNeeded.has(partition)) {
+      await this.retriable(partition, () => this.rewind(partition));
+      return;
+    }
+    const entries: Array<BatchEntry & { writtenAt: number }> = [];
+    for (const message of messages) entries.push({ offset: message.offset, record: await this.decode(message, partition), writtenAt: Number(message.timestamp) });
+
+    // Records that come due while a transaction commits are released by the next one at
+    // once, rather than after a pause, a timer and a fetch: under load this keeps the due
+    // lag near one transaction's duration.
+    let remaining = entries;
+    for (;;) {
+      const plan = planPartition(remaining, this.options.ladder, Date.now());
+      const chunks = transactionChunks(plan.steps.map((step) => this.prepare(step)), this.options.maxBatch, MAX_TRANSACTION_BYTES);
+      for (const [index, chunk] of chunks.entries()) {
+        if (!isRunning() || isStale()) return;
+        const last = chunk[chunk.length - 1]!.step;
+        // With nothing held back, the commit goes past the batch's last offset, which may be
+        // a transaction marker after the last record.
+        const lastOffset = index === chunks.length - 1 && !plan.hold ? batch.lastOffset() : last.offset;
+        await this.retriable(partition, async () => {
+          try {
+            await this.commit(partition, chunk, (BigInt(lastOffset) + 1n).toString());
+          } catch (error) {
+            if (error instanceof TransactionOutcomeUnknown) {
+              this.rewindNeeded.add(partition);
+              await this.rewind(partition).catch((rewindError: unknown) =>
+                this.options.logger.error({ err: rewindError, topic, partition }, 'rewind failed; retrying before the next batch'),
+              );
+            }
+            throw error;
+          }
+        });
+        resolveOffset(last.offset);
+        // Left unwrapped: kafkajs must see a rebalance error as such to rejoin the group.
+        await heartbeat();
+      }
+      const { hold } = plan;
+      if (!hold) return;
+      const headIndex = remaining.findIndex((entry) => entry.offset === hold.offset);
+      if (plan.steps.length > 0) {
+        remaining = remaining.slice(headIndex);
+        continue;
+      }
+      if (isRunning() && !isStale()) this.hold(partition, hold.offset, hold.until, remaining[headIndex]!.writtenAt);
+      return;
+    }
+  }
+
+  private hold(partition: number, offset: string, until: number, writtenAt: number): void {
+    const consumer = this.consumer;
+    if (!consumer) return;
+    const { topic } = this;
+    consumer.pause([{ topic, partitions: [partition] }]);
+    consumer.seek({ topic, partition, offset });
+    clearTimeout(this.held.get(partition)?.timer);
+    const timer = setTimeout(() => {
+      this.held.delete(partition);
+      this.consumer?.resume([{ topic, partitions: [partition] }]);
+    }, resumeDelay(until, Date.now()));
+    this.held.set(partition, { timer, writtenAt });
+  }
+
+  private prepare(step: Step): Prepared {
+    const { codec, topics } = this.options;
+    if (step.kind === 'skip') return { step, bytes: 0 };
+    const { delivery } = step.record;
+    const key = deliveryKey(delivery.destinationId, delivery.messageId);
+    if (step.kind === 'release') {
+      const value = codec.encode(topics.deliveries, delivery);
+      return { step, topic: topics.deliveries, key, value, bytes: key.length + value.length };
+    }
+    const value = codec.encode(topics.deadLetters, this.expiredLetter(step.record, step.deadline));
+    return { step, topic: topics.deadLetters, key, value, bytes: key.length + value.length };
+  }
+
+  private expiredLetter(record: RetryRecord, deadline: number): DeadLetter {
+    const { delivery } = record;
+    const window = formatDuration(this.options.ladder.windowMs);
+    const error =
+      `retry due ${new Date(record.dueAt).toISOString()} would be attempted after the ${window} window from the first attempt ` +
+      `(ended ${new Date(deadline).toISOString()}); last error: ${delivery.lastError ?? 'none'}`;
+    return { delivery, reason: 'expired', status: delivery.lastStatus, error, deadAt: Date.now() };
+  }
+
+  private async commit(partition: number, chunk: Prepared[], nextOffset: string): Promise<void> {
+    const { output, metrics, logger, groupId, tier } = this.options;
+    const byTopic = new Map<string, TopicMessages>();
+    for (const { topic, key, value } of chunk) {
+      if (!topic || !value) continue;
+      let entry = byTopic.get(topic);
+      if (!entry) byTopic.set(topic, (entry = { topic, messages: [] }));
+      entry.messages.push({ key, value });
+    }
+    try {
+      await output.run(async (transaction) => {
+        if (byTopic.size > 0) await transaction.sendBatch({ topicMessages: [...byTopic.values()] });
+        await transaction.sendOffsets({ consumerGroupId: groupId, topics: [{ topic: this.topic, partitions: [{ partition, offset: nextOffset }] }] });
+      });
+    } catch (error) {
+      metrics.transactionFailures.inc({ tier });
+      logger.error({ err: error, tier, partition, records: chunk.length }, 'release transaction failed; the records will be handled again');
+      throw error;
+    }
+    const committedAt = Date.now();
+    for (const { step } of chunk) {
+      if (step.kind === 'release') {
+        metrics.released.inc({ tier });
+        metrics.dueLag.observe({ tier }, Math.max(0, committedAt - step.record.dueAt) / 1000);
+      } else if (step.kind === 'expire') {
+        metrics.deadLetters.inc({ reason: 'expired' });
+        const { delivery } = step.record;
+        logger.info(
+          { tier, deliveryId: delivery.deliveryId, messageId: delivery.messageId, destinationId: delivery.destinationId, attempts: delivery.attempts, result: 'dead', reason: 'expired' },
+          'retry outside the window; dead letter written',
+        );
+      }
+    }
+    const released = chunk.filter(({ step }) => step.kind === 'release').length;
+    if (released > 0) logger.debug({ tier, partition, released, nextOffset }, 'retries released');
+  }
+
+  /** A record that is not Confluent-framed Avro can never be read: logged, counted and skipped. */
+  private async decode(message: KafkaMessage, partition: number): Promise<RetryRecord | undefined> {
+    const { codec, metrics, logger, tier } = this.options;
+    const { value, offset } = message;
+    try {
+      if (!value || value.length === 0) throw new Error('empty record value');
+      return await codec.decode<RetryRecord>('retry', value);
+    } catch (error) {
+      // Anything else (the registry unreachable) may pass on a later try: the batch fails
+      // and kafkajs fetches it again.
+      if (value && value.length > 0 && !(error instanceof Error && /Confluent-framed/.test(error.message))) throw new BatchFailed(this.topic, partition, error);
+      metrics.unreadable.inc({ tier });
+      logger.error({ err: error, tier, partition, offset }, 'unreadable retry record skipped');
+      return undefined;
+    }
+  }
+
+  /** Runs a step of handling a batch; its failure makes kafkajs fetch the batch again. */
+  private async retriable(partition: number, step: () => Promise<void>): Promise<void> {
+    try {
+      await step();
+    } catch (error) {
+      throw error instanceof BatchFailed ? error : new BatchFailed(this.topic, partition, error);
+    }
+  }
+
+  /** Moves the partition back to the offset the group committed (or the start, if none). */
+  private async rewind(partition: number): Promise<void> {
+    const { kafka, groupId, logger, output } = this.options;
+    const { topic } = this;
+    // Only once a producer with our id is registered again is the transaction of unknown
+    // outcome finished, and the committed offset final.
+    await output.ensureRegistered();
+    const offset = await withAdmin(kafka, async (admin) => {
+      const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      const found = committed?.partitions.find((entry) => entry.partition === partition)?.offset;
+      if (found !== undefined && BigInt(found) >= 0n) return found;
+      return (await admin.fetchTopicOffsets(topic)).find((entry) => entry.partition === partition)?.low ?? '0';
+    });
+    this.consumer?.seek({ topic, partition, offset });
+    this.rewindNeeded.delete(partition);
+    logger.warn({ topic, partition, offset }, 'partition rewound to its committed offset');
+  }
+}

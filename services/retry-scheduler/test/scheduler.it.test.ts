@@ -1,0 +1,90 @@
+/**
+ * The retry scheduler as a process (dist/main.js) against the real broker and registry:
+ * retry records due in the past and in the future, on two tiers and both partitions, are
+ * released to the deliveries topic exactly once and never before their due time; records
+ * whose attempt would fall outside the window become `expired` dead letters; an
+ * unreadable record is skipped; a partition waiting on a long tier does not hold up a
+ * short one.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startService, uniqueNamespace, type RunningService } from '@tributary/test/harness';
+import { metricValue, retryRecord, TierStack } from './tiers.js';
+
+const stack = new TierStack(uniqueNamespace('retry'), { delaysMs: [1_000, 4_000], windowMs: 60_000 });
+let scheduler: RunningService;
+
+beforeAll(async () => {
+  await stack.open();
+  scheduler = await startService('retry-scheduler', { env: stack.env({ INSTANCE_ID: 'retry-it' }) });
+});
+
+afterAll(async () => {
+  await scheduler?.stop();
+  await stack.close();
+});
+
+describe('the retry scheduler', () => {
+  it('releases every record once, never before it is due, and expires what falls outside the window', async () => {
+    const now = Date.now();
+    const due = [
+      // Overdue: released at once.
+      ...Array.from({ length: 10 }, (_, index) => retryRecord('1s', now - 5_000 + index)),
+      // Deferred before the first attempt: no window yet.
+      retryRecord('1s', now + 300, { firstAttemptAt: null, attempts: 0 }),
+      // Due over the next seconds, in due order as a tier's records are, on both tiers.
+      ...Array.from({ length: 20 }, (_, index) => retryRecord('1s', now + 500 + index * 100)),
+      ...Array.from({ length: 10 }, (_, index) => retryRecord('4s', now + 1_000 + index * 400)),
+    ];
+    const expired = [
+      // Its window ended before it was due: dead at once, without waiting.
+      retryRecord('4s', now + 3_000, { firstAttemptAt: now - 58_000 }),
+      // Due, but the window ended while it waited (as if the scheduler had been down).
+      retryRecord('1s', now - 1_000, { firstAttemptAt: now - 61_000 }),
+    ];
+    await stack.writeGarbage('1s', 'hooks/garbage');
+    await stack.writeRetries([...due, ...expired]);
+
+    const dueAt = new Map(due.map((record) => [record.delivery.deliveryId, record.dueAt]));
+    await expect.poll(() => metricValue(scheduler.url, 'tributary_retries_released_total'), { timeout: 30_000, interval: 200 }).toBe(due.length);
+
+    const deliveries = await stack.deliveries();
+    expect(deliveries.map(({ key }) => key).sort()).toEqual([...dueAt.keys()].sort());
+    for (const { key, value, timestamp } of deliveries) {
+      expect(value.deliveryId).toBe(key);
+      // Released unchanged: the dispatcher's attempt count and window start travel on.
+      const original = due.find((record) => record.delivery.deliveryId === key)!.delivery;
+      expect(value).toEqual(original);
+      expect(timestamp, `${key} released before it was due`).toBeGreaterThanOrEqual(dueAt.get(key)!);
+    }
+
+    const deadLetters = await stack.deadLetters();
+    expect(deadLetters.map(({ key, value }) => [key, value.reason]).sort()).toEqual(expired.map((record) => [record.delivery.deliveryId, 'expired']).sort());
+    for (const { value } of deadLetters) {
+      expect(value.status).toBe(503);
+      expect(value.error).toMatch(/would be attempted after the 1m window from the first attempt .*; last error: HTTP 503$/);
+    }
+    expect(await metricValue(scheduler.url, 'tributary_dead_letters_total', { reason: 'expired' })).toBe(2);
+    expect(await metricValue(scheduler.url, 'tributary_retry_unreadable_records_total', { tier: '1s' })).toBe(1);
+
+    // Timer-driven: a record due in the future is released when its timer fires, not at
+    // some later event (a rebalance, another record arriving).
+    const lagCount = await metricValue(scheduler.url, 'tributary_retry_due_lag_seconds_count');
+    const lagSum = await metricValue(scheduler.url, 'tributary_retry_due_lag_seconds_sum');
+    expect(lagCount).toBe(due.length);
+    const futureLags = deliveries.filter(({ key }) => dueAt.get(key)! > now).map(({ key, timestamp }) => timestamp - dueAt.get(key)!);
+    expect(Math.max(...futureLags)).toBeLessThan(5_000);
+    console.info(
+      `[retry-scheduler] ${due.length} released; records due in the future were released ${Math.min(...futureLags)}–${Math.max(...futureLags)} ms ` +
+        `after their due time (mean due lag over all, overdue ones included: ${((lagSum / lagCount) * 1000).toFixed(0)} ms)`,
+    );
+  });
+
+  it('reports the records waiting per tier, and the age of the heads it holds', async () => {
+    const now = Date.now();
+    await stack.writeRetries([retryRecord('4s', now + 60_000, { firstAttemptAt: now })]);
+    await expect.poll(() => metricValue(scheduler.url, 'tributary_retry_pending_records', { tier: '4s' }), { timeout: 15_000, interval: 200 }).toBe(1);
+    await expect.poll(() => metricValue(scheduler.url, 'tributary_retry_oldest_record_age_seconds', { tier: '4s' }), { timeout: 15_000, interval: 200 }).toBeGreaterThan(0);
+    expect(await metricValue(scheduler.url, 'tributary_retry_pending_records', { tier: '1s' })).toBe(0);
+    expect(await metricValue(scheduler.url, 'tributary_consumer_lag', { group: `${stack.namespace}-retry-scheduler-4s` })).toBe(1);
+  });
+});

@@ -1,0 +1,151 @@
+/**
+ * The Kafka side of a retry-scheduler test, in the test's own namespace: writes retry
+ * records to tier topics the way the dispatcher does, and reads back what the scheduler
+ * released (deliveries) and expired (dead letters) with read_committed, each with the
+ * timestamp Kafka stored for it — set by the scheduler's producer when it sent the record,
+ * which is never before the scheduler decided the record was due.
+ */
+import type { Kafka, Producer } from 'kafkajs';
+import { deliveryKey, topicNames, type DeadLetter, type Delivery, type RetryRecord, type TopicNames } from '@tributary/schemas';
+import { createProducer, ladderTiers, prepareTopics, topicDefinitions, withAdmin, type AvroCodec, type RetryLadder } from '@tributary/shared';
+import { readTopicToEnd, stackEnv, testCodec, testKafka, testLogger } from '@tributary/test/harness';
+
+export interface Written<T> {
+  key: string;
+  value: T;
+  /** Kafka's CreateTime of the record (ms). */
+  timestamp: number;
+  partition: number;
+}
+
+export class TierStack {
+  readonly topics: TopicNames;
+  readonly kafka: Kafka;
+  readonly codec: AvroCodec;
+  private producer: Producer | undefined;
+
+  constructor(
+    readonly namespace: string,
+    readonly ladder: RetryLadder,
+  ) {
+    this.topics = topicNames(namespace);
+    this.kafka = testKafka(`retry-test-${namespace}`);
+    this.codec = testCodec();
+  }
+
+  get tiers(): string[] {
+    return ladderTiers(this.ladder).map((tier) => tier.label);
+  }
+
+  /** Env for the scheduler under test: the stack, this namespace and this ladder. */
+  env(extra: Record<string, string> = {}): Record<string, string> {
+    return {
+      ...stackEnv(this.namespace),
+      RETRY_LADDER: this.ladder.delaysMs.map((ms) => `${ms}ms`).join(','),
+      RETRY_WINDOW: `${this.ladder.windowMs}ms`,
+      ...extra,
+    };
+  }
+
+  async open(): Promise<void> {
+    await prepareTopics({
+      kafka: this.kafka,
+      codec: this.codec,
+      logger: testLogger(),
+      definitions: topicDefinitions(this.topics, { retryTiers: this.tiers }),
+      numPartitions: Number(stackEnv().KAFKA_TOPIC_PARTITIONS),
+    });
+    this.producer = createProducer(this.kafka);
+    await this.producer.connect();
+  }
+
+  async close(): Promise<void> {
+    await this.producer?.disconnect();
+  }
+
+  /** Writes retry records to their tier topics, keyed as the dispatcher keys them. */
+  async writeRetries(records: RetryRecord[]): Promise<void> {
+    const producer = this.producer;
+    if (!producer) throw new Error('open() first');
+    for (let start = 0; start < records.length; start += 500) {
+      const chunk = records.slice(start, start + 500);
+      const byTopic = new Map<string, Array<{ key: string; value: Buffer }>>();
+      for (const record of chunk) {
+        const topic = this.topics.retry(record.tier);
+        const messages = byTopic.get(topic) ?? [];
+        messages.push({ key: deliveryKey(record.delivery.destinationId, record.delivery.messageId), value: this.codec.encode(topic, record) });
+        byTopic.set(topic, messages);
+      }
+      await producer.sendBatch({ topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+    }
+  }
+
+  /** Writes bytes that are not Confluent-framed Avro to a tier topic. */
+  async writeGarbage(tier: string, key: string): Promise<void> {
+    await this.producer?.send({ topic: this.topics.retry(tier), messages: [{ key, value: Buffer.from('not avro') }] });
+  }
+
+  /** Every committed delivery record (duplicates included). */
+  async deliveries(): Promise<Array<Written<Delivery>>> {
+    return this.readAll(this.topics.deliveries, (value) => this.codec.decode<Delivery>('delivery', value));
+  }
+
+  async deadLetters(): Promise<Array<Written<DeadLetter>>> {
+    return this.readAll(this.topics.deadLetters, (value) => this.codec.decode<DeadLetter>('dlq', value));
+  }
+
+  /** Offsets (records and transaction markers) on the deliveries topic so far. */
+  async deliveryOffsets(): Promise<number> {
+    const offsets = await withAdmin(this.kafka, (admin) => admin.fetchTopicOffsets(this.topics.deliveries));
+    return offsets.reduce((sum, { high }) => sum + Number(high), 0);
+  }
+
+  private async readAll<T>(topic: string, decode: (value: Buffer) => Promise<T>): Promise<Array<Written<T>>> {
+    const records = await readTopicToEnd(this.kafka, topic, { timeoutMs: 60_000 });
+    const written: Array<Written<T>> = [];
+    for (const { partition, message } of records) {
+      if (!message.value) continue;
+      written.push({ key: message.key?.toString() ?? '', value: await decode(message.value), timestamp: Number(message.timestamp), partition });
+    }
+    return written;
+  }
+}
+
+let sequence = 0;
+
+/** A retry record as the dispatcher writes it after `attempts` failed attempts. */
+export function retryRecord(tier: string, dueAt: number, options: { firstAttemptAt?: number | null; attempts?: number; destinationId?: string } = {}): RetryRecord {
+  const messageId = `m-${process.pid}-${++sequence}`;
+  const destinationId = options.destinationId ?? 'hooks';
+  const firstAttemptAt = options.firstAttemptAt === undefined ? dueAt - 1_000 : options.firstAttemptAt;
+  const delivery: Delivery = {
+    deliveryId: deliveryKey(destinationId, messageId),
+    destinationId,
+    sourceId: 'web',
+    messageId,
+    messageType: 'track',
+    body: Buffer.from(JSON.stringify({ version: 1, type: 'track', messageId, event: 'Retried' })),
+    receivedAt: (firstAttemptAt ?? dueAt) - 50,
+    routedAt: (firstAttemptAt ?? dueAt) - 40,
+    attempts: options.attempts ?? 1,
+    firstAttemptAt,
+    lastError: 'HTTP 503',
+    lastStatus: 503,
+    replays: 0,
+  };
+  return { delivery, dueAt, tier };
+}
+
+/** The sum of a Prometheus series' samples whose labels include `labels` (0 when none). */
+export async function metricValue(baseUrl: string, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const wanted = Object.entries(labels).map(([label, value]) => `${label}="${value}"`);
+  let total = 0;
+  for (const line of text.split('\n')) {
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const present = (match[3] ?? '').split(',');
+    if (wanted.every((pair) => present.includes(pair))) total += Number(match[4]);
+  }
+  return total;
+}

@@ -1,0 +1,123 @@
+/**
+ * DeadLetterStore against the real broker and registry: listing reads from `since` (found
+ * by timestamp) to the end and filters; a replay writes each dead letter's delivery once
+ * with a fresh window, however often it is run — also when two replays run at once.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Producer } from 'kafkajs';
+import { deliveryKey, topicNames, type DeadLetter, type Delivery } from '@tributary/schemas';
+import { readTopicToEnd, stackEndpoints, stackEnv, testKafka, testLogger, uniqueNamespace } from '@tributary/test/harness';
+import { AvroCodec } from './avro.js';
+import { DeadLetterStore, ReplayInterrupted } from './dead-letters.js';
+import { createProducer } from './kafka.js';
+import { prepareTopics, topicDefinitions } from './topology.js';
+
+const topics = topicNames(uniqueNamespace('dlq'));
+const kafka = testKafka('dead-letters-test');
+// Built from this package's source (not the harness's testCodec, which is the built one) to pass to DeadLetterStore.
+const codec = new AvroCodec({ registryUrl: stackEndpoints().registryUrl, logger: testLogger('avro') });
+const store = new DeadLetterStore({ kafka, codec, topics, logger: testLogger() });
+let producer: Producer;
+
+beforeAll(async () => {
+  await prepareTopics({ kafka, codec, logger: testLogger(), definitions: topicDefinitions(topics), numPartitions: Number(stackEnv().KAFKA_TOPIC_PARTITIONS) });
+  producer = createProducer(kafka);
+  await producer.connect();
+});
+
+afterAll(async () => {
+  await producer?.disconnect();
+});
+
+function deadLetter(destinationId: string, messageId: string, reason: string, deadAt: number): DeadLetter {
+  const delivery: Delivery = {
+    deliveryId: deliveryKey(destinationId, messageId),
+    destinationId,
+    sourceId: 'web',
+    messageId,
+    messageType: 'track',
+    body: Buffer.from(`{"messageId":"${messageId}"}`),
+    receivedAt: deadAt - 60_000,
+    routedAt: deadAt - 59_000,
+    attempts: 5,
+    firstAttemptAt: deadAt - 50_000,
+    lastError: 'HTTP 503',
+    lastStatus: 503,
+    replays: 1,
+  };
+  return { delivery, reason, status: 503, error: 'HTTP 503 from webhooks[0] http://127.0.0.1:1', deadAt };
+}
+
+async function write(letters: DeadLetter[], timestamp?: number): Promise<void> {
+  await producer.send({
+    topic: topics.deadLetters,
+    messages: letters.map((letter) => ({
+      key: letter.delivery.deliveryId,
+      value: codec.encode(topics.deadLetters, letter),
+      ...(timestamp === undefined ? {} : { timestamp: String(timestamp) }),
+    })),
+  });
+}
+
+async function replayedDeliveries(): Promise<Delivery[]> {
+  const records = await readTopicToEnd(kafka, topics.deliveries);
+  return Promise.all(records.map(({ message }) => codec.decode<Delivery>('delivery', message.value!)));
+}
+
+describe('DeadLetterStore', () => {
+  const now = Date.now();
+
+  it('lists newest first with filters, counting matches beyond the limit, from `since` on', async () => {
+    // Written "yesterday": a since of one hour ago starts the read after them.
+    await write([deadLetter('alpha', 'old-1', 'expired', now - 86_400_000)], now - 86_400_000);
+    await write([
+      deadLetter('alpha', 'a-1', 'expired', now - 3_000),
+      deadLetter('alpha', 'a-2', 'http_status', now - 2_000),
+      deadLetter('beta', 'b-1', 'expired', now - 1_000),
+      deadLetter('alpha', 'a-3', 'expired', now - 500),
+    ]);
+
+    const all = await store.list({}, 10);
+    expect(all.matched).toBe(5);
+    expect(all.deadLetters.map(({ letter }) => letter.delivery.messageId)).toEqual(['a-3', 'b-1', 'a-2', 'a-1', 'old-1']);
+    expect(all.deadLetters.every(({ replayedAt }) => replayedAt === undefined)).toBe(true);
+
+    const alphaExpired = await store.list({ destinationId: 'alpha', reason: 'expired', since: now - 3_600_000 }, 1);
+    expect(alphaExpired.matched).toBe(2);
+    expect(alphaExpired.deadLetters.map(({ letter }) => letter.delivery.messageId)).toEqual(['a-3']);
+  });
+
+  it('replays with a fresh window once, and skips what was replayed when run again', async () => {
+    const dry = await store.replay({ destinationId: 'alpha', reason: 'expired' }, { dryRun: true });
+    expect(dry).toEqual({ matched: 3, replayed: 3, skipped: 0, dryRun: true });
+    expect(await replayedDeliveries()).toEqual([]);
+
+    expect(await store.replay({ destinationId: 'alpha', reason: 'expired' })).toEqual({ matched: 3, replayed: 3, skipped: 0, dryRun: false });
+    expect(await store.replay({ destinationId: 'alpha' })).toEqual({ matched: 4, replayed: 1, skipped: 3, dryRun: false });
+    expect(await store.replay({ destinationId: 'alpha' })).toEqual({ matched: 4, replayed: 0, skipped: 4, dryRun: false });
+
+    const deliveries = await replayedDeliveries();
+    expect(deliveries.map((delivery) => delivery.messageId).sort()).toEqual(['a-1', 'a-2', 'a-3', 'old-1']);
+    for (const delivery of deliveries) {
+      expect(delivery).toMatchObject({ attempts: 0, firstAttemptAt: null, lastError: null, lastStatus: null, replays: 2 });
+    }
+    const listed = await store.list({ destinationId: 'alpha' }, 10);
+    expect(listed.deadLetters.every(({ replayedAt }) => replayedAt !== undefined && replayedAt >= now)).toBe(true);
+  });
+
+  it('sends each dead letter once when two replays run at the same time', async () => {
+    await write(Array.from({ length: 200 }, (_, index) => deadLetter('gamma', `g-${index}`, 'expired', Date.now())));
+    const outcomes = await Promise.allSettled([store.replay({ destinationId: 'gamma' }), new DeadLetterStore({ kafka, codec, topics, logger: testLogger() }).replay({ destinationId: 'gamma' })]);
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') expect(outcome.reason).toBeInstanceOf(ReplayInterrupted);
+    }
+    const replayed = outcomes.reduce((sum, outcome) => sum + (outcome.status === 'fulfilled' ? outcome.value.replayed : 0), 0);
+    // Whatever the interleaving, after one more run everything has gone out exactly once.
+    const after = await store.replay({ destinationId: 'gamma' });
+    expect(replayed + after.replayed).toBe(200);
+    const gamma = (await replayedDeliveries()).filter((delivery) => delivery.destinationId === 'gamma');
+    expect(gamma.length).toBe(200);
+    expect(new Set(gamma.map((delivery) => delivery.messageId)).size).toBe(200);
+    console.info(`[dead-letters] concurrent replays: ${outcomes.map((outcome) => (outcome.status === 'fulfilled' ? `replayed ${outcome.value.replayed}` : 'interrupted')).join(', ')}`);
+  });
+});
