@@ -19,13 +19,14 @@
  * call never waits for records written after it started.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kafka, Message, Transaction } from 'kafkajs';
+import type { Kafka, Transaction } from 'kafkajs';
 import type { DeadLetter, DeadLetterReason, DeadLetterReplay, Delivery, TopicNames } from '@tributary/schemas';
 import type { AvroCodec } from './avro.js';
 import { parseDuration } from './duration.js';
 import { createConsumer, createProducer, withAdmin } from './kafka.js';
 import type { Logger } from './logger.js';
 import { CompactedTopicReader } from './table.js';
+import { sendInChunks } from './transactions.js';
 
 /** Every reason a delivery is dead-lettered for; typed so that a new reason must be described here. */
 export const DEAD_LETTER_REASONS: Readonly<Record<DeadLetterReason, string>> = {
@@ -219,9 +220,6 @@ export interface DeadLetterStoreOptions {
   readTimeoutMs?: number;
 }
 
-/** Records per produce request of a replay: well under the broker's 1 MiB batch limit. */
-const MAX_SEND_BYTES = 800_000;
-
 export class DeadLetterStore {
   constructor(private readonly options: DeadLetterStoreOptions) {}
 
@@ -255,8 +253,10 @@ export class DeadLetterStore {
       const plan = planReplay(matched, (key) => markers.has(key), Date.now());
       const deliveries = plan.replay.map(({ delivery }) => ({ key: delivery.deliveryId, value: codec.encode(topics.deliveries, delivery) }));
       const markerRecords = plan.replay.map(({ markerKey, marker }) => ({ key: markerKey, value: codec.encode(topics.deadLetterReplays, marker) }));
-      for (const chunk of chunkBySize(deliveries, MAX_SEND_BYTES)) await transaction.send({ topic: topics.deliveries, messages: chunk });
-      for (const chunk of chunkBySize(markerRecords, MAX_SEND_BYTES)) await transaction.send({ topic: topics.deadLetterReplays, messages: chunk });
+      await sendInChunks(transaction, [
+        { topic: topics.deliveries, messages: deliveries },
+        { topic: topics.deadLetterReplays, messages: markerRecords },
+      ]);
       await transaction.commit();
       logger.info(
         { destinationId: filter.destinationId, reason: filter.reason, since: filter.since, matched: matched.length, replayed: plan.replay.length, skipped: plan.skipped },
@@ -384,23 +384,6 @@ function wasFenced(error: unknown): boolean {
   return false;
 }
 
-function chunkBySize(messages: Message[], maxBytes: number): Message[][] {
-  const chunks: Message[][] = [];
-  let current: Message[] = [];
-  let bytes = 0;
-  for (const message of messages) {
-    const size = (message.key?.length ?? 0) + (message.value?.length ?? 0);
-    if (current.length > 0 && bytes + size > maxBytes) {
-      chunks.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(message);
-    bytes += size;
-  }
-  if (current.length > 0) chunks.push(current);
-  return chunks;
-}
 
 function withTimeout<T>(work: Promise<T>, timeoutMs: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

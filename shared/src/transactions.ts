@@ -1,8 +1,8 @@
 /**
- * A transactional producer for consume-transform-produce: the records a step writes and
- * the offsets it consumed are committed together or not at all. The same class as the
- * router's `transactions.ts`, here so that every service with transactions (the retry
- * scheduler, and the router once it imports it) shares one version.
+ * The one transactional producer every service uses: what a step writes (and, for
+ * consume-transform-produce, the offsets it consumed) is committed together or not at all.
+ * Ingest's group commit, the admin API's multi-topic writes, the router's chunks and the
+ * retry scheduler's releases all run through `run()`.
  *
  * The transactional id must be stable per instance across restarts
  * (`<namespace>-<role>-<INSTANCE_ID>`): when a process is killed and comes back,
@@ -12,7 +12,7 @@
  * lazily at the first transaction, so `start()` opens and aborts an empty one to do it
  * before anything is read.
  */
-import type { Kafka, Producer, Transaction } from 'kafkajs';
+import type { Kafka, Message, Producer, Transaction } from 'kafkajs';
 import { createProducer } from './kafka.js';
 import type { Logger } from './logger.js';
 
@@ -28,12 +28,76 @@ export class TransactionOutcomeUnknown extends Error {
   }
 }
 
+/**
+ * Bytes of records per produce request. kafkajs puts all records of one partition from one
+ * send into one record batch, and the broker refuses a batch over `message.max.bytes`
+ * (1 MiB by default), so large writes go out in several requests within the transaction.
+ */
+export const MAX_PRODUCE_REQUEST_BYTES = 800_000;
+
+const sizeOf = (message: Message): number => (message.key?.length ?? 0) + (message.value?.length ?? 0);
+
+/** Consecutive runs of messages of at most `maxBytes` each (a larger message travels alone). */
+export function chunkMessages<M extends Message>(messages: M[], maxBytes = MAX_PRODUCE_REQUEST_BYTES): M[][] {
+  const chunks: M[][] = [];
+  let current: M[] = [];
+  let bytes = 0;
+  for (const message of messages) {
+    const size = sizeOf(message);
+    if (current.length > 0 && bytes + size > maxBytes) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(message);
+    bytes += size;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
+export interface TopicMessages {
+  topic: string;
+  messages: Message[];
+}
+
+/**
+ * Sends the batches within `transaction` in as few produce requests as the broker accepts:
+ * one request for everything up to MAX_PRODUCE_REQUEST_BYTES, across topics.
+ */
+export async function sendInChunks(transaction: Transaction, batches: TopicMessages[]): Promise<void> {
+  let request: TopicMessages[] = [];
+  let bytes = 0;
+  const flush = async (): Promise<void> => {
+    if (request.length > 0) await transaction.sendBatch({ topicMessages: request });
+    request = [];
+    bytes = 0;
+  };
+  for (const { topic, messages } of batches) {
+    for (const message of messages) {
+      const size = sizeOf(message);
+      if (bytes > 0 && bytes + size > MAX_PRODUCE_REQUEST_BYTES) await flush();
+      const last = request.at(-1);
+      if (last?.topic === topic) last.messages.push(message);
+      else request.push({ topic, messages: [message] });
+      bytes += size;
+    }
+  }
+  await flush();
+}
+
+export interface TransactionalOutputOptions {
+  kafka: Kafka;
+  transactionalId: string;
+  logger: Logger;
+  /** Told when a registered producer exists or stops existing (readiness). */
+  onUsable?: (usable: boolean) => void;
+}
+
 export class TransactionalOutput {
   private producer: Producer | undefined;
 
-  constructor(
-    private readonly options: { kafka: Kafka; transactionalId: string; logger: Logger },
-  ) {}
+  constructor(private readonly options: TransactionalOutputOptions) {}
 
   async start(): Promise<void> {
     this.producer = await this.connect();
@@ -48,8 +112,15 @@ export class TransactionalOutput {
   }
 
   async stop(): Promise<void> {
-    await this.producer?.disconnect();
+    const producer = this.producer;
     this.producer = undefined;
+    this.options.onUsable?.(false);
+    await producer?.disconnect();
+  }
+
+  /** Writes the batches in one transaction (no consumed offsets involved). */
+  write(batches: TopicMessages[]): Promise<void> {
+    return this.run((transaction) => sendInChunks(transaction, batches));
   }
 
   /**
@@ -100,12 +171,14 @@ export class TransactionalOutput {
       throw error;
     }
     this.options.logger.info({ transactionalId: this.options.transactionalId }, 'transactional producer registered');
+    this.options.onUsable?.(true);
     return producer;
   }
 
   private async replace(): Promise<void> {
     const broken = this.producer;
     this.producer = undefined;
+    this.options.onUsable?.(false);
     await broken?.disconnect().catch((error: unknown) => this.options.logger.warn({ err: error }, 'disconnecting the failed producer'));
     // If this fails too (the broker is away), the next run() connects again.
     this.producer = await this.connect().catch((error: unknown) => {

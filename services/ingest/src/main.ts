@@ -4,13 +4,12 @@
  * ingest topic in Kafka transactions; the service is ready once it has read the config
  * topic and its transactional producer is connected.
  */
-import { ConfigView, connectInfrastructure, createHttpServer, listen, runService, topicDefinitions } from '@tributary/shared';
+import { ConfigView, connectInfrastructure, createHttpServer, listen, runService, topicDefinitions, TransactionalOutput } from '@tributary/shared';
 import { adminEnv, mountAdmin } from './admin/index.js';
 import { createIngestMetrics, transactionObserver } from './ingest-metrics.js';
 import { ProduceBatcher } from './produce-batcher.js';
 import { registerSegmentApi } from './segment-api.js';
 import { ingestEnv } from './settings.js';
-import { TransactionalSender } from './transactional-sender.js';
 
 await runService({
   name: 'ingest',
@@ -22,15 +21,14 @@ await runService({
     const { kafka, codec, topics } = await connectInfrastructure(context, (names) => topicDefinitions(names));
     const config = new ConfigView({ kafka, codec, logger, topic: topics.config, groupPrefix: `${env.TOPIC_NAMESPACE}-ingest` });
     const ingestMetrics = createIngestMetrics(metrics.registry);
-    const sender = new TransactionalSender({
+    const output = new TransactionalOutput({
       kafka,
       transactionalId: `${env.TOPIC_NAMESPACE}-ingest-${env.INSTANCE_ID}`,
-      topic: topics.ingest,
       logger,
       onUsable: (usable) => readiness.set('producer', usable),
     });
     const batcher = new ProduceBatcher({
-      send: sender.send,
+      send: (records) => output.write([{ topic: topics.ingest, messages: records }]),
       maxRecords: env.INGEST_MAX_TRANSACTION_RECORDS,
       maxBytes: env.INGEST_MAX_TRANSACTION_BYTES,
       timeoutMs: env.INGEST_PRODUCE_TIMEOUT,
@@ -52,11 +50,11 @@ await runService({
 
     // Shutdown runs these last-registered first: stop reading config, stop taking
     // requests and finish those in flight, let their transactions end, then disconnect.
-    onShutdown('producer', () => sender.disconnect());
+    onShutdown('producer', () => output.stop());
     onShutdown('transactions', () => batcher.close());
     onShutdown('http', () => app.close());
     onShutdown('config', () => config.stop());
-    await Promise.all([config.start(), sender.connect()]);
+    await Promise.all([config.start(), output.start()]);
     await admin.start();
     readiness.set('config', true);
   },

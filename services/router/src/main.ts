@@ -6,12 +6,11 @@
  * topic is read, so a predecessor's open transaction is aborted and does not hold the
  * read back; the dedup state is complete before the first ingest record is routed.
  */
-import { ConfigView, connectInfrastructure, createHttpServer, listen, runService, topicDefinitions } from '@tributary/shared';
+import { ConfigView, connectInfrastructure, createHttpServer, listen, runService, topicDefinitions, TransactionalOutput } from '@tributary/shared';
 import { DedupStore } from './dedup-store.js';
 import { createRouterMetrics } from './metrics.js';
 import { RouterPipeline } from './pipeline.js';
 import { routerEnv } from './settings.js';
-import { TransactionalOutput } from './transactions.js';
 
 await runService({
   name: 'router',

@@ -11,14 +11,13 @@
  * commit or the abort failed), the committed offset is read back from the group and the
  * partition rewound to it before anything else is routed from it.
  */
-import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, TopicMessages } from 'kafkajs';
+import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { IngestMessage, TopicNames } from '@tributary/schemas';
-import { createConsumer, withAdmin, type AvroCodec, type Logger, type Readiness } from '@tributary/shared';
+import { createConsumer, sendInChunks, TransactionOutcomeUnknown, withAdmin, type AvroCodec, type Logger, type Readiness, type TopicMessages, type TransactionalOutput } from '@tributary/shared';
 import type { DedupStore } from './dedup-store.js';
 import { classifyDecodeError, InvalidMessage } from './message.js';
 import type { RouterMetrics } from './metrics.js';
 import { routeChunk, type ConfigLookup, type DecodedRecord } from './route-chunk.js';
-import { TransactionOutcomeUnknown, type TransactionalOutput } from './transactions.js';
 
 export interface PipelineOptions {
   kafka: Kafka;
@@ -159,7 +158,7 @@ export class RouterPipeline {
     const finishTransaction = metrics.transactionDuration.startTimer();
     try {
       await output.run(async (transaction) => {
-        if (topicMessages.length > 0) await transaction.sendBatch({ topicMessages });
+        await sendInChunks(transaction, topicMessages);
         await transaction.sendOffsets({ consumerGroupId: groupId, topics: [{ topic, partitions: [{ partition, offset: nextOffset }] }] });
       });
     } catch (error) {

@@ -6,13 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IngestMessage, TopicNames } from '@tributary/schemas';
-import type { AvroCodec, ConfigView, Logger } from '@tributary/shared';
+import type { AvroCodec, ConfigView, Logger, TransactionalOutput } from '@tributary/shared';
 import { planAudienceSync } from './audience-plan.js';
 import type { AudienceTable } from './audience-table.js';
 import { withDeadline } from './deadline.js';
 import { planDeletion } from './deletion-plan.js';
 import { SerialQueue } from './serial.js';
-import type { TransactionalWriter } from './transactional-writer.js';
 
 export interface DeletionOutcome {
   userId: string;
@@ -32,7 +31,7 @@ export interface AudienceSyncOutcome {
 }
 
 export interface AdminEventsOptions {
-  writer: TransactionalWriter;
+  writer: TransactionalOutput;
   codec: AvroCodec;
   topics: TopicNames;
   config: ConfigView;

@@ -11,6 +11,7 @@ import {
   createProducer,
   DeadLetterStore,
   envTypes,
+  TransactionalOutput,
   type AvroCodec,
   type CommonEnv,
   type ConfigView,
@@ -26,7 +27,6 @@ import { loadAdminOpenApi } from './openapi.js';
 import { registerAdminApi, registerAdminDisabled } from './plugin.js';
 import { ADMIN_PREFIX } from './routes.js';
 import { applyConfigFile } from './startup-apply.js';
-import { TransactionalWriter } from './transactional-writer.js';
 
 export const adminEnv = {
   /** Bearer token of the admin API; unset = the admin API is off. */
@@ -68,7 +68,7 @@ interface ApiParts {
 /** The routes and what only they need: the transactional producer and the audience table. */
 function mountApi({ token, env, infrastructure, store, logger, isReady }: ApiParts): Lifecycle {
   const { app, kafka, codec, topics, config } = infrastructure;
-  const writer = new TransactionalWriter({ kafka, transactionalId: `${env.TOPIC_NAMESPACE}-ingest-admin-${env.INSTANCE_ID}`, logger });
+  const writer = new TransactionalOutput({ kafka, transactionalId: `${env.TOPIC_NAMESPACE}-ingest-admin-${env.INSTANCE_ID}`, logger });
   const audiences = new AudienceTable({ kafka, codec, logger, topic: topics.audiences, groupPrefix: `${env.TOPIC_NAMESPACE}-ingest-admin` });
   const events = new AdminEvents({ writer, codec, topics, config, audiences, logger, timeoutMs: env.ADMIN_WRITE_TIMEOUT });
   const deadLetters = new AdminDeadLetters({
@@ -79,14 +79,14 @@ function mountApi({ token, env, infrastructure, store, logger, isReady }: ApiPar
   registerAdminApi(app, { token, config: store, events, deadLetters, isReady, logger, openapi: loadAdminOpenApi() });
   return {
     async start() {
-      await writer.connect();
+      await writer.start();
       await audiences.start();
     },
     async stop() {
       await events.idle();
       await deadLetters.idle();
       await audiences.stop();
-      await writer.disconnect();
+      await writer.stop();
     },
   };
 }
