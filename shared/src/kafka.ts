@@ -37,6 +37,15 @@ function pinoLogCreator(logger: Logger) {
         kafkaLogger.debug(extra, message);
         return;
       }
+      // A send kafkajs is about to retry. Right after each transaction commit the broker
+      // answers CONCURRENT_TRANSACTIONS until its markers are written: routine, debug.
+      // Anything else (the broker away, leadership moving) is worth a warning, since an
+      // idempotent producer retries without end and would otherwise fail silently.
+      if (level === KafkaLogLevel.ERROR && message.startsWith('Failed to send messages')) {
+        if (message.includes('concurrent operation on the same transaction')) kafkaLogger.debug(extra, message);
+        else kafkaLogger.warn(extra, message);
+        return;
+      }
       switch (level) {
         case KafkaLogLevel.ERROR:
           kafkaLogger.error(extra, message);
