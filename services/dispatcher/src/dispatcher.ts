@@ -25,6 +25,7 @@ import { classifyDelivery, classifyResult, requestOutcome, statusClass, urlLabel
 import type { ConfigFreshness } from './config-freshness.js';
 import type { DispatcherMetrics } from './metrics.js';
 import { afterAttempt, deferral, preflight, type Settlement } from './next-step.js';
+import { settleOnFirstSuccess } from './first-success.js';
 import { PartitionProgress } from './offsets.js';
 import { RecordWriter } from './record-writer.js';
 import { buildRequest } from './request.js';
@@ -265,7 +266,7 @@ export class Dispatcher {
     if (check.kind === 'dead') return { settlement: check, attempt: attemptNumber, results: [], durationMs: 0 };
 
     const { settings } = check.destination;
-    const results = await Promise.all(
+    const results = await settleOnFirstSuccess(
       settings.webhooks.map(async (entry, index): Promise<TargetVerdict> => {
         const request = buildRequest(delivery, settings, entry, attemptAt);
         const startedAt = performance.now();
@@ -274,6 +275,7 @@ export class Dispatcher {
         metrics.attempts.labels(verdict.class, statusClass(verdict.status)).inc();
         return { target: urlLabel(entry.url, index), verdict };
       }),
+      ({ verdict }) => verdict.class === 'success',
     );
     const now = Date.now();
     const settlement = afterAttempt(delivery, classifyDelivery(results), ladder, attemptAt, now);

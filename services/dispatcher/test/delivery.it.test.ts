@@ -3,6 +3,7 @@
  * HTTP and HTTPS receivers started here. Private networks are allowed (the receivers are
  * on 127.0.0.1); the SSRF guard's default is covered in ssrf.it.test.ts.
  */
+import { readFileSync } from 'node:fs';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, uniqueNamespace, type RunningService } from '@tributary/test/harness';
@@ -168,9 +169,30 @@ describe('several URLs', () => {
     );
     const delivery = await pipeline.deliver('five-one-ok', { type: 'track', event: 'Five, one ok' });
     await settled(1);
-    expect(requestsFor(receiver, delivery).map((request) => request.path).sort()).toEqual(['/hang', '/status/200', '/status/404', '/status/500']);
+    // Every URL was posted to at once; the slower ones may still be arriving.
+    const paths = await eventually(() => {
+      const seen = requestsFor(receiver, delivery).map((request) => request.path).sort();
+      return seen.length === 4 && seen;
+    }, 'a request at each reachable URL');
+    expect(paths).toEqual(['/hang', '/status/200', '/status/404', '/status/500']);
     expect(pipeline.retriesFor(delivery.deliveryId)).toEqual([]);
     expect(pipeline.deadLettersFor(delivery.deliveryId)).toEqual([]);
+  });
+
+  it('the first 2xx settles the delivery without waiting for a hanging URL', async () => {
+    await pipeline.putDestination(webhooksDestination('one-hangs', [{ url: receiver.url('/hang') }, { url: receiver.url('/status/200') }]));
+    const delivery = await pipeline.deliver('one-hangs', { type: 'track', event: 'One hangs' });
+    await settled(1);
+    // The attempt's own duration, as the dispatcher logged it: well under the timeout the
+    // hanging URL runs into, because the 200 settled it.
+    const outcome = await eventually(() => {
+      const line = readFileSync(dispatcher.logFile, 'utf8')
+        .split('\n')
+        .find((entry) => entry.includes(`"deliveryId":"${delivery.deliveryId}"`) && entry.includes('"result":"delivered"'));
+      return line === undefined ? undefined : (JSON.parse(line) as { durationMs: number });
+    }, 'the delivered log line');
+    expect(outcome.durationMs).toBeLessThan(WEBHOOK_TIMEOUT_MS);
+    expect(pipeline.retriesFor(delivery.deliveryId)).toEqual([]);
   });
 
   it('five URLs all answering 500 give exactly one retry record', async () => {
@@ -253,6 +275,9 @@ describe('config at attempt time', () => {
     await pipeline.putDestination({ ...webhooksDestination('disabled', [{ url: receiver.url('/disabled') }]), enabled: false });
     await pipeline.putDestination(webhooksDestination('deleted', [{ url: receiver.url('/deleted') }]));
     await pipeline.deleteDestination('deleted');
+    // A delivery read before the dispatcher has seen the deletion would (rightly) still be
+    // sent; this test is about deliveries that arrive after it.
+    await configApplied();
     const toDisabled = await pipeline.deliver('disabled', { type: 'track', event: 'disabled' });
     const toDeleted = await pipeline.deliver('deleted', { type: 'track', event: 'deleted' });
     await settled(2);
