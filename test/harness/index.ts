@@ -110,3 +110,4 @@ export async function readTopic(
 export * from './services.js';
 export * from './read-to-end.js';
 export * from './tail.js';
+export * from './metrics.js';

@@ -18,9 +18,9 @@
  *   ISOLATION_DELIVERIES=5000 npm run bench    # deliveries per destination (default 3000)
  */
 import { expect, it } from 'vitest';
-import { startService, uniqueNamespace } from '@tributary/test/harness';
+import { metricValue, startService, uniqueNamespace } from '@tributary/test/harness';
 import { DEFAULT_LADDER } from '@tributary/shared';
-import { counterValue, eventually, TestPipeline, webhooksDestination } from '../test/pipeline.js';
+import { eventually, TestPipeline, webhooksDestination } from '../test/pipeline.js';
 import { startReceiverProcess, type ReceiverProcess } from './receiver-process.js';
 
 const DELIVERIES = Number(process.env.ISOLATION_DELIVERIES ?? 3000);
@@ -54,7 +54,7 @@ async function runPhase(name: string, healthy: ReceiverProcess, hanging: Receive
         return current.count >= DELIVERIES && current;
       }, `${DELIVERIES} healthy deliveries`, 300_000);
       const seconds = (stats.last - stats.first) / 1000;
-      return { rate: stats.count / seconds, seconds, deferred: await counterValue(dispatcher.url, 'tributary_dispatcher_deferred_total') };
+      return { rate: stats.count / seconds, seconds, deferred: await metricValue(dispatcher.url, 'tributary_dispatcher_deferred_total') };
     } finally {
       await dispatcher.stop();
     }

@@ -6,10 +6,10 @@
 import { readFileSync } from 'node:fs';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startService, uniqueNamespace, type RunningService } from '@tributary/test/harness';
+import { metricValue, type RunningService, startService, uniqueNamespace } from '@tributary/test/harness';
 import type { Delivery } from '@tributary/schemas';
 import { pythonHmacSha1 } from './python-hmac.js';
-import { counterValue, eventually, TestPipeline, webhooksDestination } from './pipeline.js';
+import { eventually, TestPipeline, webhooksDestination } from './pipeline.js';
 import { makeCertificates, startHttpsReceiver, startReceiver, type Receiver, type TestCertificates } from './receivers.js';
 
 const ladder = { delaysMs: [1000, 2000], windowMs: 60_000 };
@@ -30,7 +30,7 @@ async function settled(count: number): Promise<void> {
   settledSoFar += count;
   const deadline = Date.now() + 20_000;
   for (;;) {
-    const total = await counterValue(dispatcher.url, 'tributary_dispatcher_deliveries_total');
+    const total = await metricValue(dispatcher.url, 'tributary_dispatcher_deliveries_total');
     if (total >= settledSoFar) return;
     if (Date.now() > deadline) throw new Error(`dispatcher settled ${total} deliveries, expected ${settledSoFar}; see ${dispatcher.logFile}`);
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -181,14 +181,3 @@ export async function eventually<T>(check: () => T | undefined | false | Promise
   }
 }
 
-/** Sum of a counter on the service's /metrics, over every label set matching `labels`. */
-export async function counterValue(serviceUrl: string, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const text = await (await fetch(`${serviceUrl}/metrics`)).text();
-  let total = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    if (!Object.entries(labels).every(([label, value]) => line.includes(`${label}="${value}"`))) continue;
-    total += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return total;
-}

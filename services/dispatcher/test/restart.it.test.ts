@@ -4,8 +4,8 @@
  * whose outcome was never recorded are attempted again by the next process).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startService, uniqueNamespace, type RunningService } from '@tributary/test/harness';
-import { counterValue, eventually, TestPipeline, webhooksDestination } from './pipeline.js';
+import { metricValue, type RunningService, startService, uniqueNamespace } from '@tributary/test/harness';
+import { eventually, TestPipeline, webhooksDestination } from './pipeline.js';
 import { startReceiver, type Behaviour, type Receiver } from './receivers.js';
 
 let pipeline: TestPipeline;
@@ -56,7 +56,7 @@ describe('offsets across restarts', () => {
     await eventually(() => countsByBody('/steady').size === early.length + late.length, 'the last 10 deliveries');
     // The second process settles exactly the ten new deliveries: nothing before them is read again.
     const settledBySecond = await eventually(async () => {
-      const total = await counterValue(second.url, 'tributary_dispatcher_deliveries_total');
+      const total = await metricValue(second.url, 'tributary_dispatcher_deliveries_total');
       return total >= late.length && total;
     }, 'the second process to settle its deliveries');
     expect(settledBySecond).toBe(late.length);
@@ -82,7 +82,7 @@ describe('offsets across restarts', () => {
       90_000,
     );
     await eventually(
-      async () => (await counterValue(next.url, 'tributary_dispatcher_deliveries_total', { result: 'delivered' })) >= deliveries.length,
+      async () => (await metricValue(next.url, 'tributary_dispatcher_deliveries_total', { result: 'delivered' })) >= deliveries.length,
       'the next process to record them as delivered',
     );
     expect(pipeline.deadLetters.filter(({ value }) => value.delivery.destinationId === 'flaky')).toEqual([]);

@@ -5,8 +5,8 @@
  * name that resolves to it. delivery.it.test.ts shows the same targets allowed with the flag.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startService, uniqueNamespace, type RunningService } from '@tributary/test/harness';
-import { counterValue, eventually, TestPipeline, webhooksDestination } from './pipeline.js';
+import { metricValue, type RunningService, startService, uniqueNamespace } from '@tributary/test/harness';
+import { eventually, TestPipeline, webhooksDestination } from './pipeline.js';
 import { startReceiver, type Receiver } from './receivers.js';
 
 let pipeline: TestPipeline;
@@ -46,6 +46,6 @@ describe('SSRF guard by default', () => {
       expect(pipeline.retriesFor(delivery.deliveryId)).toEqual([]);
     }
     expect(receiver.requests).toEqual([]);
-    expect(await counterValue(dispatcher.url, 'tributary_dead_letters_total', { reason: 'blocked_address' })).toBe(4);
+    expect(await metricValue(dispatcher.url, 'tributary_dead_letters_total', { reason: 'blocked_address' })).toBe(4);
   });
 });

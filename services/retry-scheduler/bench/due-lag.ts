@@ -12,8 +12,8 @@
  */
 import { expect, it } from 'vitest';
 import { parseDuration } from '@tributary/shared';
-import { startService, uniqueNamespace } from '@tributary/test/harness';
-import { metricValue, retryRecord, TierStack } from '../test/tiers.js';
+import { metricValue, startService, uniqueNamespace } from '@tributary/test/harness';
+import { retryRecord, TierStack } from '../test/tiers.js';
 
 const RETRIES = Number(process.env.DUE_LAG_RETRIES ?? 1000);
 const SPREAD_MS = parseDuration(process.env.DUE_LAG_SPREAD ?? '5s');

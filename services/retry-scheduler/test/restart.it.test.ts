@@ -5,8 +5,8 @@
  * due time — including those that came due while no scheduler was running.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startService, uniqueNamespace, type RunningService } from '@tributary/test/harness';
-import { metricValue, retryRecord, TierStack } from './tiers.js';
+import { metricValue, type RunningService, startService, uniqueNamespace } from '@tributary/test/harness';
+import { retryRecord, TierStack } from './tiers.js';
 
 const stack = new TierStack(uniqueNamespace('retry-kill'), { delaysMs: [1_000, 3_000], windowMs: 600_000 });
 // Small transactions, so the kill lands between (or inside) many of them; a short session,

@@ -7,8 +7,8 @@
  * short one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startService, uniqueNamespace, type RunningService } from '@tributary/test/harness';
-import { metricValue, retryRecord, TierStack } from './tiers.js';
+import { metricValue, type RunningService, startService, uniqueNamespace } from '@tributary/test/harness';
+import { retryRecord, TierStack } from './tiers.js';
 
 const stack = new TierStack(uniqueNamespace('retry'), { delaysMs: [1_000, 4_000], windowMs: 60_000 });
 let scheduler: RunningService;

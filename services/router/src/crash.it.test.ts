@@ -8,8 +8,8 @@ import { readFileSync } from 'node:fs';
 import { afterEach, expect, it } from 'vitest';
 import type { IngestMessage } from '@tributary/schemas';
 import { createProducer, withAdmin } from '@tributary/shared';
-import { stackEnv, startService, uniqueNamespace, type RunningService } from '@tributary/test/harness';
-import { DeliveryWatcher, destination, metricValue, openStack, source, trackMessage, writeConfig, type Stack } from './__fixtures__/stack.js';
+import { metricValue, type RunningService, stackEnv, startService, uniqueNamespace } from '@tributary/test/harness';
+import { DeliveryWatcher, destination, openStack, source, trackMessage, writeConfig, type Stack } from './__fixtures__/stack.js';
 
 const DESTINATIONS = ['alpha', 'beta'];
 

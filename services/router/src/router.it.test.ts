@@ -5,12 +5,11 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGE_TYPES, type IngestMessage } from '@tributary/schemas';
-import { stackEnv, startService, uniqueNamespace, type RunningService } from '@tributary/test/harness';
+import { metricValue, stackEnv, startService, uniqueNamespace, type RunningService } from '@tributary/test/harness';
 import { FIXTURES } from './__fixtures__/messages.js';
 import {
   DeliveryWatcher,
   destination,
-  metricValue,
   openStack,
   produceIngest,
   source,
