@@ -44,6 +44,8 @@ export interface StartServiceOptions {
   env: Record<string, string>;
   /** Wait for /readyz to answer 200 (default true). */
   waitReady?: boolean;
+  /** Node options before the script, such as `--cpu-prof` (which NODE_OPTIONS does not take). */
+  nodeArgs?: string[];
   readyTimeoutMs?: number;
 }
 
@@ -54,7 +56,7 @@ export async function startService(name: ServiceName, options: StartServiceOptio
   const logFile = join(LOG_DIR, `${namespace}-${name}-${port}.log`);
   const log = createWriteStream(logFile);
   const main = join(REPO_ROOT, 'services', name, 'dist', 'main.js');
-  const child = spawn(process.execPath, [main], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), main], {
     env: {
       PATH: process.env.PATH ?? '',
       LOG_LEVEL: process.env.TEST_SERVICE_LOG_LEVEL ?? 'info',

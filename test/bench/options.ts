@@ -1,0 +1,78 @@
+/** `npm run bench -- [options]`: what the run takes from its command line. */
+import { parseArgs } from 'node:util';
+import { DEFAULT_RAMP, type RampPolicy } from './ramp.js';
+
+export const SERVICES = ['ingest', 'router', 'dispatcher', 'retry-scheduler'] as const;
+export type BenchService = (typeof SERVICES)[number];
+
+export interface BenchOptions {
+  /** Start this service with --cpu-prof and summarise its profile over phase (a). */
+  profile: BenchService | undefined;
+  logLevel: string;
+  ramp: RampPolicy;
+  stepSeconds: number;
+  /** The last seconds of each step, over which it is judged. */
+  measuredSeconds: number;
+  holdSeconds: number;
+  steadyRate: number;
+  steadySeconds: number;
+  limitSeconds: number;
+  /** KAFKA_TOPIC_PARTITIONS for the services; undefined = the broker's num.partitions. */
+  partitions: number | undefined;
+  /** Appended to the result files' names (e.g. "before"). */
+  label: string | undefined;
+  keepTopics: boolean;
+}
+
+export const USAGE = `usage: npm run bench -- [--profile=<${SERVICES.join('|')}>] [--log-level=warn] [--label=<name>]
+  [--start-rate=2000] [--step-seconds=10] [--hold-seconds=60] [--steady-rate=1000] [--steady-seconds=60]
+  [--limit-seconds=12] [--partitions=<broker default>] [--keep-topics]`;
+
+function positive(name: string, text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number, got "${text}"\n${USAGE}`);
+  return value;
+}
+
+export function parseOptions(argv: string[]): BenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      profile: { type: 'string' },
+      'log-level': { type: 'string' },
+      label: { type: 'string' },
+      'start-rate': { type: 'string' },
+      'step-seconds': { type: 'string' },
+      'hold-seconds': { type: 'string' },
+      'steady-rate': { type: 'string' },
+      'steady-seconds': { type: 'string' },
+      'limit-seconds': { type: 'string' },
+      partitions: { type: 'string' },
+      'keep-topics': { type: 'boolean' },
+    },
+  });
+  const profile = values.profile;
+  if (profile !== undefined && !(SERVICES as readonly string[]).includes(profile)) {
+    throw new Error(`--profile must name a service (${SERVICES.join(', ')}), got "${profile}"\n${USAGE}`);
+  }
+  const logLevel = values['log-level'] ?? 'warn';
+  if (!['fatal', 'error', 'warn', 'info', 'debug'].includes(logLevel)) throw new Error(`--log-level must be fatal, error, warn, info or debug\n${USAGE}`);
+  if (values.label !== undefined && !/^[a-z0-9-]+$/.test(values.label)) throw new Error(`--label takes lower-case letters, digits and "-"\n${USAGE}`);
+  const stepSeconds = positive('step-seconds', values['step-seconds'], 10);
+  return {
+    profile: profile as BenchService | undefined,
+    logLevel,
+    ramp: { ...DEFAULT_RAMP, startRate: positive('start-rate', values['start-rate'], DEFAULT_RAMP.startRate) },
+    stepSeconds,
+    measuredSeconds: Math.max(1, Math.round(stepSeconds * 0.6)),
+    holdSeconds: positive('hold-seconds', values['hold-seconds'], 60),
+    steadyRate: positive('steady-rate', values['steady-rate'], 1000),
+    steadySeconds: positive('steady-seconds', values['steady-seconds'], 60),
+    limitSeconds: positive('limit-seconds', values['limit-seconds'], 12),
+    partitions: values.partitions === undefined ? undefined : Math.round(positive('partitions', values.partitions, 1)),
+    label: values.label,
+    keepTopics: values['keep-topics'] ?? false,
+  };
+}

@@ -1,0 +1,87 @@
+/**
+ * CPU time and peak memory of the processes in the run, from Linux's /proc: utime and stime
+ * of /proc/<pid>/stat (user and kernel CPU, in clock ticks) and VmHWM of
+ * /proc/<pid>/status (the resident set's high-water mark over the process's life).
+ */
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+
+/**
+ * utime (user) and stime (kernel) in ticks. The command name may contain spaces and
+ * parentheses, so fields are counted after its last ")".
+ */
+export function parseCpuTicks(stat: string): { user: number; system: number } {
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // After the name: state is field 3 of the man page, utime 14, stime 15.
+  const user = Number(rest[11]);
+  const system = Number(rest[12]);
+  if (!Number.isFinite(user) || !Number.isFinite(system)) throw new Error(`unreadable /proc stat line: ${stat.slice(0, 80)}`);
+  return { user, system };
+}
+
+/** A "Name:   value kB" line of /proc/<pid>/status, in bytes; undefined when absent. */
+export function parseStatusKb(status: string, field: string): number | undefined {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status);
+  return match ? Number(match[1]) * 1024 : undefined;
+}
+
+let ticksPerSecond: number | undefined;
+
+function clockTicks(): number {
+  ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  return ticksPerSecond;
+}
+
+export interface ProcessSample {
+  cpuSeconds: number;
+  /** The part of cpuSeconds spent in the kernel (system calls: sockets, files). */
+  systemSeconds: number;
+  peakRssBytes: number | undefined;
+}
+
+/** undefined when the process is gone. */
+export function sampleProcess(pid: number): ProcessSample | undefined {
+  try {
+    const { user, system } = parseCpuTicks(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    return {
+      cpuSeconds: (user + system) / clockTicks(),
+      systemSeconds: system / clockTicks(),
+      peakRssBytes: parseStatusKb(readFileSync(`/proc/${pid}/status`, 'utf8'), 'VmHWM'),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+export function commandLine(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+export type JvmRole = 'kafka' | 'registry';
+
+/** Which of the stack's JVMs a command line belongs to, if any. */
+export function jvmRole(cmdline: string): JvmRole | undefined {
+  if (!/\bjava\b/.test(cmdline.split(' ')[0] ?? '')) return undefined;
+  if (/ kafka\.Kafka /.test(`${cmdline} `)) return 'kafka';
+  if (/apicurio-registry/.test(cmdline)) return 'registry';
+  return undefined;
+}
+
+/**
+ * The Kafka broker's and the registry's JVMs on this host, found by command line (the stack
+ * may have been started by another process, or in containers whose processes the host sees).
+ */
+export function findStackJvms(): Array<{ role: JvmRole; pid: number; cmdline: string }> {
+  const found: Array<{ role: JvmRole; pid: number; cmdline: string }> = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = commandLine(Number(entry));
+    const role = cmdline ? jvmRole(cmdline) : undefined;
+    if (role && cmdline) found.push({ role, pid: Number(entry), cmdline });
+  }
+  return found;
+}

@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_RAMP, judgeStep, nextRampAction, roundRate, type StepVerdict, type StepWindow } from './ramp.js';
+
+/** A window in which the pipeline kept up exactly with `rate` for 6 s. */
+function keptUp(rate: number, overrides: Partial<StepWindow> = {}): StepWindow {
+  const events = rate * 6;
+  return {
+    targetRate: rate,
+    seconds: 6,
+    sent: events,
+    sentLate: 0,
+    accepted: events,
+    refused: 0,
+    delivered: events,
+    backlogStart: 300,
+    backlogEnd: 300,
+    kafkaLagStart: 100,
+    kafkaLagEnd: 100,
+    ...overrides,
+  };
+}
+
+const sustained = (rate: number): StepVerdict => judgeStep(keptUp(rate), 0.05);
+
+describe('judgeStep', () => {
+  it('sustains a step in which everything offered was accepted and delivered with a steady backlog', () => {
+    const verdict = judgeStep(keptUp(2000), 0.05);
+    expect(verdict).toMatchObject({ sustained: true, reasons: [], acceptedRate: 2000, deliveredRate: 2000, backlogGrowth: 0 });
+  });
+
+  it('tolerates small shortfalls and backlog wobble', () => {
+    expect(judgeStep(keptUp(2000, { delivered: 11_500, backlogEnd: 800 }), 0.05).sustained).toBe(true);
+  });
+
+  it('fails a step whose backlog grows without the delivered rate showing it yet', () => {
+    const verdict = judgeStep(keptUp(4000, { backlogEnd: 300 + 2000 }), 0.05);
+    expect(verdict.sustained).toBe(false);
+    expect(verdict.reasons).toEqual(['backlog grew by 2000 events']);
+  });
+
+  it('fails a step on Kafka consumer lag growth', () => {
+    const verdict = judgeStep(keptUp(4000, { kafkaLagEnd: 100 + 5000 }), 0.05);
+    expect(verdict.reasons).toEqual(['Kafka consumer lag grew by 5000 records']);
+  });
+
+  it('names every reason: delivered short, refused requests, a late generator', () => {
+    const verdict = judgeStep(keptUp(5000, { delivered: 18_000, refused: 200, accepted: 29_800, sentLate: 3000, backlogEnd: 300 + 11_800 }), 0.05);
+    expect(verdict.sustained).toBe(false);
+    expect(verdict.reasons).toEqual([
+      'generator behind schedule (3000 events sent late)',
+      'ingest refused 200 events',
+      'delivered 3,000/s of 5,000/s',
+      'backlog grew by 11800 events',
+    ]);
+  });
+});
+
+describe('nextRampAction', () => {
+  it('starts at the start rate and steps up by the factor, in whole batches', () => {
+    expect(nextRampAction([], DEFAULT_RAMP)).toEqual({ kind: 'step', rate: 2000 });
+    expect(nextRampAction([sustained(2000)], DEFAULT_RAMP)).toEqual({ kind: 'step', rate: 2500 });
+    expect(nextRampAction([sustained(2000), sustained(2500)], DEFAULT_RAMP)).toEqual({ kind: 'step', rate: 3100 });
+  });
+
+  it('after the first failed step, tries halfway to it once, then holds the best sustained rate', () => {
+    const failed = (rate: number) => judgeStep(keptUp(rate, { delivered: rate * 5, backlogEnd: 300 + rate }), 0.05);
+    const upTo3100 = [sustained(2000), sustained(2500), failed(3100)];
+    expect(nextRampAction(upTo3100, DEFAULT_RAMP)).toEqual({ kind: 'step', rate: 2800 });
+
+    const heldMidpoint = nextRampAction([...upTo3100, sustained(2800)], DEFAULT_RAMP);
+    expect(heldMidpoint).toMatchObject({ kind: 'hold', rate: 2800 });
+    expect(heldMidpoint.kind === 'hold' && heldMidpoint.why).toContain('3,100/s was not sustained');
+
+    const failedMidpoint = nextRampAction([...upTo3100, failed(2800)], DEFAULT_RAMP);
+    expect(failedMidpoint).toMatchObject({ kind: 'hold', rate: 2500 });
+    expect(failedMidpoint.kind === 'hold' && failedMidpoint.why).toContain('2,800/s was not sustained: delivered 2,333/s of 2,800/s');
+  });
+
+  it('does not refine a gap of 10 % or less', () => {
+    const failed = judgeStep(keptUp(2200, { delivered: 11_000, backlogEnd: 300 + 2200 }), 0.05);
+    expect(nextRampAction([sustained(2000), failed], DEFAULT_RAMP)).toMatchObject({ kind: 'hold', rate: 2000 });
+  });
+
+  it('holds below what was delivered when not even the first step held', () => {
+    const failed = judgeStep(keptUp(2000, { delivered: 7200, backlogEnd: 300 + 4800 }), 0.05);
+    expect(nextRampAction([failed], DEFAULT_RAMP)).toMatchObject({ kind: 'hold', rate: 1000 });
+  });
+
+  it('stops when the delivered rate stops rising', () => {
+    const flat = { ...sustained(3100), deliveredRate: 2550 };
+    expect(nextRampAction([sustained(2000), sustained(2500), flat], DEFAULT_RAMP)).toMatchObject({ kind: 'hold', rate: 2500 });
+  });
+
+  it('stops at the step and rate limits', () => {
+    const policy = { ...DEFAULT_RAMP, maxSteps: 2 };
+    expect(nextRampAction([sustained(2000), sustained(2500)], policy)).toMatchObject({ kind: 'hold', rate: 2500 });
+    expect(nextRampAction([sustained(2000)], { ...DEFAULT_RAMP, maxRate: 2400 })).toMatchObject({ kind: 'hold', rate: 2000 });
+  });
+
+  it('rounds rates to whole batches of 100 events', () => {
+    expect(roundRate(3906.25)).toBe(3900);
+    expect(roundRate(20)).toBe(100);
+  });
+});

@@ -1,0 +1,137 @@
+/** The run's markdown report: the tables printed at the end and saved beside the JSON. */
+import type { ProfileSummary } from './cpu-profile.js';
+import type { LatencySummary } from './histogram.js';
+import type { BenchResult, PhaseResult, ProcessUsage } from './result.js';
+
+export function int(value: number): string {
+  return Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : '–';
+}
+
+export function ms(value: number): string {
+  if (!Number.isFinite(value)) return '–';
+  return value < 10 ? value.toFixed(1) : int(value);
+}
+
+function ratio(value: number): string {
+  return Number.isFinite(value) ? value.toFixed(2) : '–';
+}
+
+function mb(bytes: number | undefined): string {
+  return bytes === undefined ? '–' : int(bytes / 1024 / 1024);
+}
+
+function latencyCell(latency: LatencySummary): string {
+  return `${ms(latency.p50Ms)} / ${ms(latency.p95Ms)} / ${ms(latency.p99Ms)} / ${ms(latency.maxMs)}`;
+}
+
+function phaseTable(max: PhaseResult, steady: PhaseResult): string[] {
+  const rows: Array<[string, (p: PhaseResult) => string]> = [
+    ['offered, events/s', (p) => int(p.offeredRate)],
+    ['accepted by ingest, events/s', (p) => int(p.acceptedRate)],
+    ['**delivered to the receiver, events/s**', (p) => `**${int(p.deliveredRate)}**`],
+    ['**end-to-end latency p50 / p95 / p99 / max, ms**', (p) => `**${latencyCell(p.latency)}**`],
+    ['ingest answer p50 / p95 / p99 / max, ms', (p) => latencyCell(p.requestLatency)],
+    ['events sent > 100 ms behind schedule', (p) => int(p.lateEvents)],
+    ['backlog at the end (accepted − delivered)', (p) => int(p.backlogAtEnd)],
+    ['drained after the phase in, s', (p) => (p.drained ? p.drainSeconds.toFixed(1) : `not within ${p.drainSeconds.toFixed(0)}`)],
+    ['consumer lag after the drain, router / dispatcher', (p) => `${int(p.kafkaLagAtEnd.router)} / ${int(p.kafkaLagAtEnd.dispatcher)}`],
+    [
+      'ingest transactions/s, mean records, mean ms',
+      ({ transactions: { ingest } }) => `${int(ingest.perSecond)}, ${int(ingest.meanRecords)}, ${ms(ingest.meanMs)}`,
+    ],
+    [
+      'router transactions/s, mean deliveries, mean ms',
+      ({ transactions: { router } }) => `${int(router.perSecond)}, ${int(router.meanDeliveries)}, ${ms(router.meanMs)}`,
+    ],
+  ];
+  return [
+    `| | ${max.label} | ${steady.label} |`,
+    '|---|---:|---:|',
+    ...rows.map(([label, cell]) => `| ${label} | ${cell(max)} | ${cell(steady)} |`),
+  ];
+}
+
+function processTable(max: PhaseResult, steady: PhaseResult, idle: ProcessUsage[], whole: ProcessUsage[]): string[] {
+  const find = (list: ProcessUsage[], name: string) => list.find((p) => p.name === name);
+  const cells = (usage: ProcessUsage | undefined) =>
+    usage ? `${usage.cpuSeconds.toFixed(1)} (${int(usage.systemShare * 100)} %) | ${int(usage.corePercent)} % | ${usage.cpuMsPer1kEvents.toFixed(0)}` : '– | – | –';
+  const total = (list: ProcessUsage[]) => list.reduce((sum, p) => sum + p.cpuSeconds, 0);
+  const idleCell = (usage: ProcessUsage | undefined) => (usage ? `${int(usage.corePercent)} %` : '–');
+  return [
+    `| process | idle: of one core | (a) CPU s (kernel) | (a) of one core | (a) CPU ms / 1k events | (b) CPU s (kernel) | (b) of one core | (b) CPU ms / 1k events | peak RSS, MB |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...max.processes.map(
+      ({ name }) => `| ${name} | ${idleCell(find(idle, name))} | ${cells(find(max.processes, name))} | ${cells(find(steady.processes, name))} | ${mb(find(whole, name)?.peakRssBytes)} |`,
+    ),
+    `| **all** | ${int(idle.reduce((sum, p) => sum + p.corePercent, 0))} % | ${total(max.processes).toFixed(1)} | ${int((total(max.processes) / max.seconds) * 100)} % | | ` +
+      `${total(steady.processes).toFixed(1)} | ${int((total(steady.processes) / steady.seconds) * 100)} % | | |`,
+  ];
+}
+
+export function profileMarkdown(service: string, windowSeconds: [number, number], summary: ProfileSummary): string[] {
+  const pct = (share: number) => `${(share * 100).toFixed(1)} %`;
+  return [
+    `### CPU profile: ${service}, seconds ${windowSeconds[0].toFixed(0)}–${windowSeconds[1].toFixed(0)} of the run`,
+    '',
+    `${(summary.busyMs / 1000).toFixed(1)} s of the main thread's samples were not idle (${pct(summary.totalMs === 0 ? 0 : summary.busyMs / summary.totalMs)}); ` +
+      'shares below are of those. Each sample counts one sampling interval, so time the thread waited for a core is not charged to any function. Self time by origin:',
+    '',
+    '| origin | self time, ms | share |',
+    '|---|---:|---:|',
+    ...summary.groups.slice(0, 12).map((g) => `| ${g.group} | ${int(g.selfMs)} | ${pct(g.share)} |`),
+    '',
+    'Top functions by self time:',
+    '',
+    '| function | origin | self time, ms | share |',
+    '|---|---|---:|---:|',
+    ...summary.topFunctions.map((f) => `| \`${f.function.replace(/\|/g, '\\|')}\` | ${f.group} | ${int(f.selfMs)} | ${pct(f.share)} |`),
+  ];
+}
+
+export function renderMarkdown(result: BenchResult, chartFile: string): string {
+  const { machine, settings, limits, phases, ratios, integrity, ramp } = result;
+  const lines: string[] = [
+    `# Tributary end to end — ${result.startedAt}`,
+    '',
+    `${machine.cpuModel}, ${machine.cores} cores, ${int(machine.memoryBytes / 1024 ** 3)} GB; Linux ${machine.kernel}; Node ${machine.node}; ` +
+      `Java ${machine.java}; Kafka ${machine.kafka} and ${machine.registry} (${settings.stackProvider}) on the same machine. ` +
+      `${settings.partitions} partitions per topic, batches of ${settings.batchSize} Track calls, one Webhooks destination with a shared secret, ` +
+      `LOG_LEVEL=${settings.logLevel}${settings.profiledService ? `, **${settings.profiledService} under --cpu-prof**` : ''}. ` +
+      `Load average (1 min) ${machine.loadAverageStart[0]?.toFixed(2)} at the start, ${machine.loadAverageEnd[0]?.toFixed(2)} at the end.`,
+    '',
+    `(a) = ${settings.holdSeconds} s at the highest rate the ramp sustained (${ramp.why}); (b) = ${int(settings.steadyRate)} events/s for ${settings.steadySeconds} s.`,
+    '',
+    ...phaseTable(phases.max, phases.steady),
+    '',
+    '**Limits of this machine, measured in the same run:**',
+    '',
+    '| limit | rate | pipeline (a) delivered ÷ limit |',
+    '|---|---:|---:|',
+    `| undici POSTs from one process to the same receiver (${limits.http.connections} connections, the ${int(limits.http.bodyBytes)}-byte webhook body) | ${int(limits.http.requestsPerSecond)}/s | ${ratio(ratios.deliveredVsHttpLimit)} |`,
+    `| kafkajs produce → consume, one topic (${limits.kafka.partitions} partitions, batches of 100 × ${limits.kafka.recordBytes} B, acks=all) | ${int(limits.kafka.endToEndPerSecond)}/s | ${ratio(ratios.deliveredVsKafkaLimit)} |`,
+    '',
+    `**Integrity:** ${int(integrity.acceptedEvents)} events accepted, ${int(integrity.deliveredOfAccepted)} of them delivered, ` +
+      `**${int(integrity.lost)} lost**, **${int(integrity.duplicates)} duplicated**; ${int(integrity.deliveredUnacknowledged)} delivered without a 200; ` +
+      `signatures ${int(integrity.signatures.valid)} valid, ${int(integrity.signatures.invalid)} invalid, ${int(integrity.signatures.missing)} missing; ` +
+      `refused requests ${JSON.stringify(integrity.refusedByStatus)}; consumer lag at the end: router ${int(integrity.kafkaLagAtEnd.router)}, dispatcher ${int(integrity.kafkaLagAtEnd.dispatcher)}.`,
+    '',
+    '**CPU and memory per process** (CPU from /proc utime+stime: idle = the services running without load; (a) and (b) over each phase; peak RSS = VmHWM over the process life):',
+    '',
+    ...processTable(phases.max, phases.steady, result.idle, result.processes),
+    '',
+    '**Ramp** (each step measured over its last seconds):',
+    '',
+    '| offered/s | accepted/s | delivered/s | latency p50 / p99, ms | backlog growth | Kafka lag growth | sustained |',
+    '|---:|---:|---:|---:|---:|---:|---|',
+    ...ramp.steps.map(
+      (s) =>
+        `| ${int(s.targetRate)} | ${int(s.acceptedRate)} | ${int(s.deliveredRate)} | ${s.latency ? `${ms(s.latency.p50Ms)} / ${ms(s.latency.p99Ms)}` : '–'} | ` +
+        `${int(s.backlogGrowth)} | ${int(s.kafkaLagGrowth)} | ${s.sustained ? 'yes' : `no: ${s.reasons.join('; ')}`} |`,
+    ),
+    '',
+    `![latency and throughput over time](${chartFile})`,
+  ];
+  if (result.profile) lines.push('', ...profileMarkdown(result.profile.service, result.profile.windowSeconds, result.profile.summary));
+  if (result.notes.length > 0) lines.push('', '**Notes:**', '', ...result.notes.map((note) => `- ${note}`));
+  return `${lines.join('\n')}\n`;
+}
