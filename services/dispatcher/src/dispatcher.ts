@@ -80,6 +80,8 @@ interface Attempt {
   attempt: number;
   results: TargetVerdict[];
   durationMs: number;
+  /** Put back without a request because the destination is stalled. */
+  deferred?: boolean;
 }
 
 export class Dispatcher {
@@ -270,7 +272,7 @@ export class Dispatcher {
       settings.webhooks.map(async (entry, index): Promise<TargetVerdict> => {
         const request = buildRequest(delivery, settings, entry, attemptAt);
         const startedAt = performance.now();
-        const verdict = classifyResult(await client.post(entry.url, request));
+        const verdict = classifyResult(await client.post(delivery.destinationId, entry.url, request));
         metrics.requestDuration.labels(requestOutcome(verdict)).observe((performance.now() - startedAt) / 1000);
         metrics.attempts.labels(verdict.class, statusClass(verdict.status)).inc();
         return { target: urlLabel(entry.url, index), verdict };
@@ -283,7 +285,7 @@ export class Dispatcher {
   }
 
   /** Makes the outcome durable, logs it, and settles the job. */
-  private async record(job: Job, { settlement, attempt, results, durationMs }: Attempt): Promise<void> {
+  private async record(job: Job, { settlement, attempt, results, durationMs, deferred = false }: Attempt): Promise<void> {
     const { codec, topics, metrics, logger } = this.options;
     const { delivery } = job;
     const key = deliveryKey(delivery.destinationId, delivery.messageId);
@@ -305,18 +307,21 @@ export class Dispatcher {
         const { record } = settlement;
         const topic = topics.retry(record.tier);
         await this.writer.write(topic, key, codec.encode(topic, record));
-        metrics.retriesScheduled.labels(record.tier).inc();
-        metrics.settled.labels('retry').inc();
+        if (deferred) metrics.settled.labels('deferred').inc();
+        else {
+          metrics.retriesScheduled.labels(record.tier).inc();
+          metrics.settled.labels('retry').inc();
+        }
         logger.info(
           {
             ...context,
-            result: 'retry',
+            result: deferred ? 'deferred' : 'retry',
             statusClass: statusClass(record.delivery.lastStatus),
             tier: record.tier,
             dueAt: new Date(record.dueAt).toISOString(),
             reason: record.delivery.lastError,
           },
-          'delivery failed; retry scheduled',
+          deferred ? 'delivery deferred: destination saturated' : 'delivery failed; retry scheduled',
         );
         break;
       }
@@ -337,27 +342,15 @@ export class Dispatcher {
   }
 
   private async defer(job: Job): Promise<void> {
-    const { codec, topics, ladder, metrics, logger } = this.options;
-    const { delivery } = job;
-    const record = deferral(delivery, ladder, Date.now());
-    const topic = topics.retry(record.tier);
-    await this.writer.write(topic, deliveryKey(delivery.destinationId, delivery.messageId), codec.encode(topic, record));
+    const { ladder, metrics } = this.options;
     metrics.deferred.inc();
-    metrics.settled.labels('deferred').inc();
-    logger.info(
-      {
-        messageId: delivery.messageId,
-        deliveryId: delivery.deliveryId,
-        destinationId: delivery.destinationId,
-        attempt: delivery.attempts,
-        result: 'deferred',
-        statusClass: 'none',
-        tier: record.tier,
-        reason: record.delivery.lastError,
-      },
-      'delivery deferred: destination saturated',
-    );
-    this.settle(job);
+    await this.record(job, {
+      settlement: deferral(job.delivery, ladder, Date.now()),
+      attempt: job.delivery.attempts,
+      results: [],
+      durationMs: 0,
+      deferred: true,
+    });
   }
 
   /** An outcome could not be recorded: stop the process, unless it is stopping already. */

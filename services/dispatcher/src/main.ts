@@ -40,6 +40,8 @@ await runService({
       connectionsPerOrigin: env.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION,
     });
     onShutdown('webhook client', () => client.close());
+    // A deleted destination's connection pools are closed; the rest are kept warm.
+    config.onChange(() => void client.forgetExcept(new Set(config.state().destinations.map((destination) => destination.id))));
     if (env.DELIVERY_ALLOW_PRIVATE_NETWORKS) logger.warn('DELIVERY_ALLOW_PRIVATE_NETWORKS=true: webhooks may reach loopback and private addresses');
 
     const dispatcher = new Dispatcher({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Delivery, Destination } from '@tributary/schemas';
 import type { RetryLadder } from '@tributary/shared';
-import { afterAttempt, DEFERRED_ERROR, deferral, preflight } from './next-step.js';
+import { afterAttempt, DEFERRED_ERROR, deferral, preflight, stepsElapsed } from './next-step.js';
 
 const ladder: RetryLadder = { delaysMs: [10_000, 60_000, 300_000], windowMs: 4 * 3_600_000 };
 const T0 = Date.UTC(2026, 0, 1);
@@ -103,12 +103,37 @@ describe('afterAttempt', () => {
 });
 
 describe('deferral', () => {
-  it('puts the delivery on the first tier without counting an attempt', () => {
-    const pending = { ...delivery, attempts: 2, firstAttemptAt: T0, lastError: 'HTTP 500', lastStatus: 500 };
-    expect(deferral(pending, ladder, T0 + 1000)).toEqual({
-      delivery: { ...pending, lastError: DEFERRED_ERROR },
-      dueAt: T0 + 11_000,
-      tier: '10s',
+  it('puts a waiting delivery on the first tier without counting an attempt, and starts its window', () => {
+    expect(deferral(delivery, ladder, T0)).toEqual({
+      kind: 'retry',
+      record: { delivery: { ...delivery, firstAttemptAt: T0, lastError: DEFERRED_ERROR }, dueAt: T0 + 10_000, tier: '10s' },
     });
+  });
+
+  it('climbs the ladder with the time already spent waiting, or with the attempts made', () => {
+    const waiting = { ...delivery, firstAttemptAt: T0, lastError: DEFERRED_ERROR };
+    // Deferred again as it comes back from each tier: 10 s, then 1 m, then 5 m apart.
+    expect(deferral(waiting, ladder, T0 + 10_000)).toMatchObject({ kind: 'retry', record: { tier: '1m', dueAt: T0 + 70_000 } });
+    expect(deferral(waiting, ladder, T0 + 70_000)).toMatchObject({ kind: 'retry', record: { tier: '5m' } });
+    // A delivery retried twice already is deferred no lower than its third step.
+    const retried = { ...delivery, attempts: 2, firstAttemptAt: T0, lastError: 'HTTP 500', lastStatus: 500 };
+    expect(deferral(retried, ladder, T0 + 1000)).toMatchObject({
+      kind: 'retry',
+      record: { tier: '5m', delivery: { attempts: 2, lastError: DEFERRED_ERROR, lastStatus: 500 } },
+    });
+  });
+
+  it('expires a delivery whose destination stays saturated past the window', () => {
+    const waiting = { ...delivery, firstAttemptAt: T0, lastError: DEFERRED_ERROR };
+    const outcome = deferral(waiting, ladder, T0 + ladder.windowMs - 1000);
+    expect(outcome).toMatchObject({ kind: 'dead', letter: { reason: 'expired', delivery: { attempts: 0 } } });
+    expect(outcome.kind === 'dead' && outcome.letter.error).toMatch(/saturated/);
+  });
+});
+
+describe('stepsElapsed', () => {
+  it('counts whole ladder steps, repeating the last delay', () => {
+    const short = { delaysMs: [100, 200], windowMs: 10_000 };
+    expect([0, 99, 100, 299, 300, 499, 500, 700].map((ms) => stepsElapsed(short, ms))).toEqual([0, 0, 1, 1, 2, 2, 3, 4]);
   });
 });

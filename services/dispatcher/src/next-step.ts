@@ -3,7 +3,7 @@
  * the retry window) and after it (delivered, a retry record on a tier topic, or a dead
  * letter). Pure; the dispatcher writes the records these functions return.
  */
-import { formatDuration, isPastWindow, ladderTiers, planRetry, type RetryLadder } from '@tributary/shared';
+import { formatDuration, isPastWindow, planRetry, type RetryLadder } from '@tributary/shared';
 import type { DeadLetter, DeadLetterReason, Delivery, Destination, RetryRecord } from '@tributary/schemas';
 import type { DeliveryVerdict } from './classify.js';
 
@@ -67,11 +67,37 @@ export function afterAttempt(delivery: Delivery, verdict: DeliveryVerdict, ladde
 }
 
 /**
- * A delivery put back without an attempt because its destination is saturated: it goes
- * to the first retry tier with its attempt count unchanged, saying why.
+ * How many ladder steps fit into `elapsedMs` (the last delay repeating): a delivery that
+ * has been waiting that long is as far up the ladder as one retried all along.
  */
-export function deferral(delivery: Delivery, ladder: RetryLadder, now: number): RetryRecord {
-  const first = ladderTiers(ladder)[0];
-  if (!first) throw new Error('the retry ladder has no tiers');
-  return { delivery: { ...delivery, lastError: DEFERRED_ERROR }, dueAt: now + first.delayMs, tier: first.label };
+export function stepsElapsed(ladder: RetryLadder, elapsedMs: number): number {
+  let spent = 0;
+  for (let steps = 0; steps < ladder.delaysMs.length; steps++) {
+    const delay = ladder.delaysMs[steps]!;
+    if (spent + delay > elapsedMs) return steps;
+    spent += delay;
+  }
+  const last = ladder.delaysMs[ladder.delaysMs.length - 1]!;
+  return ladder.delaysMs.length + Math.floor((elapsedMs - spent) / last);
+}
+
+/**
+ * A delivery put back without an attempt because its destination is stalled: no request
+ * is made and the attempt count stays as it is, but the retry window starts (if it had not)
+ * and the delay climbs the ladder with the time already spent waiting. So a destination that
+ * stays down costs ever fewer re-reads of its backlog (10 s, 1 m, 5 m … apart) rather than one
+ * every 10 s per waiting delivery, and its deliveries end like any failing delivery's: as
+ * `expired` dead letters when no further wait fits in the window.
+ */
+export function deferral(delivery: Delivery, ladder: RetryLadder, now: number): Settlement {
+  const firstAttemptAt = delivery.firstAttemptAt ?? now;
+  const deferred: Delivery = { ...delivery, firstAttemptAt, lastError: DEFERRED_ERROR };
+  const step = Math.max(delivery.attempts, stepsElapsed(ladder, now - firstAttemptAt));
+  const plan = planRetry(ladder, step + 1, firstAttemptAt, now);
+  if (plan.kind === 'expired') {
+    const window = formatDuration(ladder.windowMs);
+    const error = `the destination stayed saturated for the ${window} retry window; last error: ${delivery.lastError ?? 'none'}`;
+    return { kind: 'dead', letter: deadLetter(deferred, 'expired', delivery.lastStatus, error, now) };
+  }
+  return { kind: 'retry', record: { delivery: deferred, dueAt: plan.dueAt, tier: plan.tier } };
 }

@@ -1,7 +1,9 @@
 /**
  * The HTTP edge: POSTs one request to one webhook URL with undici and reports what
- * happened as a `UrlResult` for `classifyResult`. One undici Agent keeps a keep-alive
- * pool per origin. Redirects are never followed (undici does not by default).
+ * happened as a `UrlResult` for `classifyResult`. Each destination has its own undici
+ * Agent (a keep-alive pool per origin): two destinations posting to one host must not
+ * share connections, or a path that hangs would hold the pool and starve the other
+ * destination's requests in its queue. Redirects are never followed (undici does not).
  *
  * SSRF guard (unless private networks are allowed): the connector resolves host names
  * through `guardedLookup`, so the address checked is the address connected to — a name
@@ -70,24 +72,38 @@ function errorMessage(error: unknown): string {
 }
 
 export class WebhookClient {
-  private readonly agent: Agent;
+  private readonly agents = new Map<string, Agent>();
 
-  constructor(private readonly options: WebhookClientOptions) {
-    this.agent = new Agent({
-      connections: options.connectionsPerOrigin,
-      pipelining: 1,
-      keepAliveTimeout: KEEP_ALIVE_MS,
-      keepAliveMaxTimeout: KEEP_ALIVE_MS,
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
-      connect: {
-        timeout: options.timeoutMs,
-        ...(options.allowPrivateNetworks ? {} : { lookup: guardedLookup }),
-      },
-    });
+  constructor(private readonly options: WebhookClientOptions) {}
+
+  private agentFor(destinationId: string): Agent {
+    let agent = this.agents.get(destinationId);
+    if (!agent) {
+      agent = new Agent({
+        connections: this.options.connectionsPerOrigin,
+        pipelining: 1,
+        keepAliveTimeout: KEEP_ALIVE_MS,
+        keepAliveMaxTimeout: KEEP_ALIVE_MS,
+        headersTimeout: this.options.timeoutMs,
+        bodyTimeout: this.options.timeoutMs,
+        connect: {
+          timeout: this.options.timeoutMs,
+          ...(this.options.allowPrivateNetworks ? {} : { lookup: guardedLookup }),
+        },
+      });
+      this.agents.set(destinationId, agent);
+    }
+    return agent;
   }
 
-  async post(url: string, request: WebhookRequest): Promise<UrlResult> {
+  /** Closes the pools of destinations that no longer exist. */
+  async forgetExcept(destinationIds: ReadonlySet<string>): Promise<void> {
+    const gone = [...this.agents].filter(([id]) => !destinationIds.has(id));
+    for (const [id] of gone) this.agents.delete(id);
+    await Promise.all(gone.map(([, agent]) => agent.close()));
+  }
+
+  async post(destinationId: string, url: string, request: WebhookRequest): Promise<UrlResult> {
     let target: URL;
     try {
       target = new URL(url);
@@ -110,7 +126,7 @@ export class WebhookClient {
     const timer = setTimeout(() => controller.abort(), this.options.timeoutMs);
     const { signal } = controller;
     try {
-      const response = await this.agent.request({
+      const response = await this.agentFor(destinationId).request({
         origin: target.origin,
         path: `${target.pathname}${target.search}`,
         method: request.method,
@@ -130,7 +146,9 @@ export class WebhookClient {
     }
   }
 
-  close(): Promise<void> {
-    return this.agent.close();
+  async close(): Promise<void> {
+    const agents = [...this.agents.values()];
+    this.agents.clear();
+    await Promise.all(agents.map((agent) => agent.close()));
   }
 }
