@@ -111,3 +111,4 @@ export * from './services.js';
 export * from './read-to-end.js';
 export * from './tail.js';
 export * from './metrics.js';
+export * from './promise-state.js';

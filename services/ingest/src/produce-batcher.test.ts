@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { promiseState } from '@tributary/test/harness/promise-state';
 import {
   BatcherClosedError,
   ProduceBatcher,
@@ -22,14 +23,6 @@ function controlledSend() {
 /** Lets promise callbacks run. */
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
-function outcome(promise: Promise<void>): { value: 'pending' | 'committed' | Error } {
-  const state: { value: 'pending' | 'committed' | Error } = { value: 'pending' };
-  promise.then(
-    () => (state.value = 'committed'),
-    (error: Error) => (state.value = error),
-  );
-  return state;
-}
 
 afterEach(() => {
   vi.useRealTimers();
@@ -39,7 +32,7 @@ describe('ProduceBatcher', () => {
   it('starts a transaction at once when none is in flight', async () => {
     const { send, transactions } = controlledSend();
     const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 10_000 });
-    const first = outcome(batcher.submit([record('a1'), record('a2')]));
+    const first = promiseState(batcher.submit([record('a1'), record('a2')]));
     expect(transactions).toHaveLength(1);
     expect(labels(transactions[0]!.records)).toEqual(['a1', 'a2']);
     transactions[0]!.commit();
@@ -51,9 +44,9 @@ describe('ProduceBatcher', () => {
     const { send, transactions } = controlledSend();
     const reports: TransactionReport[] = [];
     const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 10_000, onTransaction: (r) => reports.push(r) });
-    const a = outcome(batcher.submit([record('a1')]));
-    const b = outcome(batcher.submit([record('b1'), record('b2')]));
-    const c = outcome(batcher.submit([record('c1')]));
+    const a = promiseState(batcher.submit([record('a1')]));
+    const b = promiseState(batcher.submit([record('b1'), record('b2')]));
+    const c = promiseState(batcher.submit([record('c1')]));
     expect(transactions).toHaveLength(1);
     expect(batcher.queued).toBe(2);
 
@@ -77,9 +70,9 @@ describe('ProduceBatcher', () => {
     const { send, transactions } = controlledSend();
     const reports: TransactionReport[] = [];
     const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 10_000, onTransaction: (r) => reports.push(r) });
-    const first = outcome(batcher.submit([record('a')]));
-    const second = outcome(batcher.submit([record('b')]));
-    const third = outcome(batcher.submit([record('c')]));
+    const first = promiseState(batcher.submit([record('a')]));
+    const second = promiseState(batcher.submit([record('b')]));
+    const third = promiseState(batcher.submit([record('c')]));
     transactions[0]!.commit();
     await settle();
     const abort = new Error('transaction aborted: broker fenced');
@@ -93,7 +86,7 @@ describe('ProduceBatcher', () => {
     expect(reports[1]!.error).toBe(abort);
 
     // The batcher goes on with the next request.
-    const fourth = outcome(batcher.submit([record('d')]));
+    const fourth = promiseState(batcher.submit([record('d')]));
     expect(labels(transactions[2]!.records)).toEqual(['d']);
     transactions[2]!.commit();
     await settle();
@@ -150,8 +143,8 @@ describe('ProduceBatcher', () => {
     vi.useFakeTimers();
     const { send, transactions } = controlledSend();
     const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 1_000 });
-    const first = outcome(batcher.submit([record('a')]));
-    const queued = outcome(batcher.submit([record('b')]));
+    const first = promiseState(batcher.submit([record('a')]));
+    const queued = promiseState(batcher.submit([record('b')]));
     await vi.advanceTimersByTimeAsync(1_000);
     expect(first.value).toBeInstanceOf(ProduceTimeoutError);
     expect(queued.value).toBeInstanceOf(ProduceTimeoutError);
@@ -169,9 +162,9 @@ describe('ProduceBatcher', () => {
     vi.useFakeTimers();
     const { send, transactions } = controlledSend();
     const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 1_000 });
-    const early = outcome(batcher.submit([record('a')]));
+    const early = promiseState(batcher.submit([record('a')]));
     await vi.advanceTimersByTimeAsync(600);
-    const late = outcome(batcher.submit([record('b')]));
+    const late = promiseState(batcher.submit([record('b')]));
     await vi.advanceTimersByTimeAsync(400);
     expect(early.value).toBeInstanceOf(ProduceTimeoutError);
     expect(late.value).toBe('pending');
@@ -193,9 +186,9 @@ describe('ProduceBatcher', () => {
   it('on close refuses new requests and waits for the accepted ones', async () => {
     const { send, transactions } = controlledSend();
     const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 10_000 });
-    const inFlight = outcome(batcher.submit([record('a')]));
-    const queued = outcome(batcher.submit([record('b')]));
-    const closed = outcome(batcher.close());
+    const inFlight = promiseState(batcher.submit([record('a')]));
+    const queued = promiseState(batcher.submit([record('b')]));
+    const closed = promiseState(batcher.close());
     await expect(batcher.submit([record('c')])).rejects.toBeInstanceOf(BatcherClosedError);
     transactions[0]!.commit();
     await settle();

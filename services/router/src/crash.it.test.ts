@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterEach, expect, it } from 'vitest';
+import type { Kafka } from 'kafkajs';
 import type { IngestMessage } from '@tributary/schemas';
 import { createProducer, withAdmin } from '@tributary/shared';
 import { metricValue, type RunningService, stackEnv, startService, uniqueNamespace } from '@tributary/test/harness';
@@ -18,23 +19,27 @@ afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step();
 });
 
-async function setUp(prefix: string, messages: number) {
+/** Writes the messages across both partitions (one user per message), `perSend` at a time. */
+async function produce(stack: Stack, messages: IngestMessage[], perSend: number): Promise<void> {
+  for (let start = 0; start < messages.length; start += perSend) {
+    await stack.producer.send({
+      topic: stack.topics.ingest,
+      messages: messages.slice(start, start + perSend).map((message) => ({ key: message.anonymousId, value: stack.codec.encode(stack.topics.ingest, message) })),
+    });
+  }
+}
+
+/** `messages` are written before the router starts, so it is busy routing a backlog when the failure strikes. */
+async function setUp(prefix: string, messages: number, { backlog: writeFirst = true } = {}) {
   const namespace = uniqueNamespace(prefix);
   const stack = await openStack(namespace);
   cleanup.push(() => stack.close());
   await writeConfig(stack, source('web'));
   for (const id of DESTINATIONS) await writeConfig(stack, destination(id, ['web']));
-  // Written before the router starts, across both partitions (one user per message), so
-  // the router is busy routing a backlog when the failure strikes.
   const backlog: IngestMessage[] = Array.from({ length: messages }, (_, index) =>
     trackMessage(`${prefix}-${index}`, { anonymousId: `anon-${index}`, userId: null, properties: JSON.stringify({ index, note: 'ünïcode ✓' }) }),
   );
-  for (let start = 0; start < backlog.length; start += 1000) {
-    await stack.producer.send({
-      topic: stack.topics.ingest,
-      messages: backlog.slice(start, start + 1000).map((message) => ({ key: message.anonymousId, value: stack.codec.encode(stack.topics.ingest, message) })),
-    });
-  }
+  if (writeFirst) await produce(stack, backlog, 1000);
   // A short session lets the group hand a dead router's partitions to its successor quickly.
   const env = { ...stackEnv(namespace), INSTANCE_ID: `${prefix}-router`, ROUTER_MAX_BATCH: '500', ROUTER_SESSION_TIMEOUT: '6s' };
   const start = async (): Promise<RunningService> => {
@@ -108,15 +113,49 @@ it('a router fenced mid-batch by another producer with its transactional id reco
   const router = await start();
   await waitUntilPartlyRouted(stack, backlog.length * DESTINATIONS.length);
 
-  // Registering the router's transactional id fences the router's producer and aborts its open transaction.
-  const intruder = createProducer(stack.kafka, { transactionalId: `${namespace}-router-${env.INSTANCE_ID}` });
-  await intruder.connect();
-  const registration = await intruder.transaction();
-  await registration.abort();
-  await intruder.disconnect();
+  await fenceRouter(stack.kafka, `${namespace}-router-${env.INSTANCE_ID}`);
 
   await expectExactlyOnce(stack, namespace, backlog, router);
   expect(await metricValue(router.url, 'tributary_router_transaction_failures_total')).toBeGreaterThanOrEqual(1);
   expect(router.process.exitCode).toBeNull();
-  expect(readFileSync(router.logFile, 'utf8')).toMatch(/routing transaction failed; the chunk will be routed again/);
+  expect(readFileSync(router.logFile, 'utf8')).toMatch(/routing transaction failed; its chunks will be routed again/);
 });
+
+it('a router fenced while its transactions span both partitions of live traffic recovers without loss or doubles', { timeout: 300_000 }, async () => {
+  const { namespace, stack, backlog, env, start } = await setUp('fenced-live', 6_000, { backlog: false });
+  const router = await start();
+  // Written as ingest writes: small transactions across both partitions while the router
+  // runs, so each fetch finds a little on each partition and their chunks share a transaction.
+  const ingest = createProducer(stack.kafka, { transactionalId: `${namespace}-test-ingest` });
+  await ingest.connect();
+  cleanup.push(() => ingest.disconnect());
+  const producing = (async () => {
+    for (let start = 0; start < backlog.length; start += 20) {
+      const transaction = await ingest.transaction();
+      await transaction.send({
+        topic: stack.topics.ingest,
+        messages: backlog.slice(start, start + 20).map((message) => ({ key: message.anonymousId, value: stack.codec.encode(stack.topics.ingest, message) })),
+      });
+      await transaction.commit();
+    }
+  })();
+  await waitUntilPartlyRouted(stack, backlog.length * DESTINATIONS.length);
+
+  await fenceRouter(stack.kafka, `${namespace}-router-${env.INSTANCE_ID}`);
+  await producing;
+
+  await expectExactlyOnce(stack, namespace, backlog, router);
+  expect(await metricValue(router.url, 'tributary_router_transaction_failures_total')).toBeGreaterThanOrEqual(1);
+  const transactions = await metricValue(router.url, 'tributary_router_transaction_partitions_count');
+  expect(await metricValue(router.url, 'tributary_router_transaction_partitions_sum')).toBeGreaterThan(transactions);
+  expect(router.process.exitCode).toBeNull();
+});
+
+/** Registering the router's transactional id fences the router's producer and aborts its open transaction. */
+async function fenceRouter(kafka: Kafka, transactionalId: string): Promise<void> {
+  const intruder = createProducer(kafka, { transactionalId });
+  await intruder.connect();
+  const registration = await intruder.transaction();
+  await registration.abort();
+  await intruder.disconnect();
+}

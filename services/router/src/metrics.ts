@@ -15,6 +15,8 @@ export interface RouterMetrics {
   invalid: Counter<'reason'>;
   batchDuration: Histogram;
   transactionDuration: Histogram;
+  transactionSize: Histogram;
+  transactionPartitions: Histogram;
   transactionFailures: Counter;
   consumerLag: Gauge<'partition'>;
   dedupCapacityEvictions: Counter;
@@ -71,9 +73,21 @@ export function createRouterMetrics(registry: Registry, dedupEntries: () => numb
       buckets: LATENCY_BUCKETS,
       registers,
     }),
+    transactionSize: new Histogram({
+      name: 'tributary_router_transaction_size',
+      help: 'Ingest records routed per committed Kafka transaction.',
+      buckets: [1, 10, 50, 100, 200, 500, 1000, 2000, 5000, 10000],
+      registers,
+    }),
+    transactionPartitions: new Histogram({
+      name: 'tributary_router_transaction_partitions',
+      help: 'Ingest partitions whose chunks one committed Kafka transaction carried.',
+      buckets: [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64],
+      registers,
+    }),
     transactionFailures: new Counter({
       name: 'tributary_router_transaction_failures_total',
-      help: 'Transactions that failed and were aborted (their chunk is routed again).',
+      help: 'Transactions that failed and were aborted (their chunks are routed again).',
       registers,
     }),
     consumerLag: new Gauge({

@@ -1,23 +1,41 @@
 /**
- * The Kafka edge of the router: consumes the ingest topic (read_committed) and, chunk by
- * chunk of at most ROUTER_MAX_BATCH records, routes them and commits the deliveries, the
- * dedup entries and the consumed offsets in one transaction.
+ * The Kafka edge of the router: consumes the ingest topic (read_committed) and routes it
+ * in chunks of at most ROUTER_MAX_BATCH records per partition, committing the deliveries,
+ * the dedup entries and the consumed offsets in one transaction.
+ *
+ * kafkajs runs `eachBatch` for the partitions of one fetch at once
+ * (`partitionsConsumedConcurrently`: one worker per partition of the ingest topic). Each
+ * call decodes its chunk and hands it to a `GroupCommit`, which routes the chunks of all
+ * the calls together and commits them in one transaction with one `sendOffsets` listing
+ * every partition's next offset; each call waits for its chunk's transaction.
  *
  * kafkajs runs with `autoCommit: false` and `eachBatchAutoResolve: false`: offsets are
- * committed only through the transaction (`sendOffsets`), and a chunk's records are
- * resolved locally only after its transaction committed. When a chunk fails, the
- * transaction is aborted and the error thrown; kafkajs then fetches again from the last
- * resolved offset — the start of the failed chunk. When even the outcome is unknown (the
- * commit or the abort failed), the committed offset is read back from the group and the
- * partition rewound to it before anything else is routed from it.
+ * committed only through the transactions (`sendOffsets`), and a chunk's records are
+ * resolved locally only after its transaction committed. When a transaction fails, it is
+ * aborted and every `eachBatch` whose chunk it held throws; kafkajs then fetches those
+ * partitions again from their last resolved offsets — the starts of the failed chunks.
+ * When even the outcome is unknown (the commit or the abort failed), the committed offsets
+ * are read back from the group and those partitions rewound to them before anything else
+ * is routed from them.
+ *
+ * Rebalances: kafkajs rejoins the group (and so gives up revoked partitions) only after
+ * every `eachBatch` of the current fetch has returned — its fetcher waits for all of a
+ * fetch's batches to settle before it stops, and the runner rejoins after the fetchers
+ * stopped. Each call returns only once its chunk's transaction has an outcome, so no chunk
+ * is queued or in flight here when a partition is revoked. Once one call learns from its
+ * heartbeat that the group is rebalancing, the others stop before their next chunk rather
+ * than keep the group waiting; what they leave is fetched again after the rejoin. (A
+ * member evicted from the group meanwhile is the KIP-447 limit in the README.)
  */
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { IngestMessage, TopicNames } from '@tributary/schemas';
 import { createConsumer, sendInChunks, TransactionOutcomeUnknown, withAdmin, type AvroCodec, type Logger, type Readiness, type TopicMessages, type TransactionalOutput } from '@tributary/shared';
 import type { DedupStore } from './dedup-store.js';
+import { GroupCommit } from './group-commit.js';
 import { classifyDecodeError, InvalidMessage } from './message.js';
 import type { RouterMetrics } from './metrics.js';
-import { routeChunk, type ConfigLookup, type DecodedRecord } from './route-chunk.js';
+import type { ConfigLookup, DecodedRecord } from './route-chunk.js';
+import { planTransaction, recordCount, type PartitionChunk } from './transaction-plan.js';
 
 export interface PipelineOptions {
   kafka: Kafka;
@@ -52,10 +70,23 @@ export class BatchFailed extends Error {
 
 export class RouterPipeline {
   private consumer: Consumer | undefined;
+  private readonly groupCommit: GroupCommit<PartitionChunk>;
   /** Partitions whose committed position must be read back before routing goes on. */
   private readonly rewindNeeded = new Set<number>();
+  private rewinding: Promise<void> | undefined;
+  /**
+   * A heartbeat failed during the current fetch — the group is rebalancing, as a rule.
+   * kafkajs fetches anew once the fetch's batches are done, so the others stop early.
+   */
+  private heartbeatFailed = false;
 
-  constructor(private readonly options: PipelineOptions) {}
+  constructor(private readonly options: PipelineOptions) {
+    this.groupCommit = new GroupCommit<PartitionChunk>({
+      maxRecords: options.maxBatch,
+      records: (chunk) => chunk.records.length,
+      commit: (chunks) => this.routeAndCommit(chunks),
+    });
+  }
 
   async start(): Promise<void> {
     const { kafka, topics, groupId, sessionTimeoutMs, dedup, readiness, logger } = this.options;
@@ -74,54 +105,71 @@ export class RouterPipeline {
       readiness.set('consumer', true);
       logger.info({ assignment: payload.memberAssignment }, 'partitions assigned');
     });
+    consumer.on(consumer.events.FETCH_START, () => {
+      this.heartbeatFailed = false;
+    });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       readiness.set('consumer', false);
       logger.error({ err: payload.error, restart: payload.restart }, 'ingest consumer crashed');
       if (!payload.restart) this.options.onFatal(payload.error);
     });
+    // A fetch returns at most one batch per partition, so with a worker per partition every
+    // batch of a fetch is routed at once and their chunks can share a transaction.
+    const partitions = await this.ingestPartitions();
     await consumer.connect();
     // A new group starts at the beginning: what was accepted before the first router ran is routed too.
     await consumer.subscribe({ topic: topics.ingest, fromBeginning: true });
-    await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: (payload) => this.handleBatch(payload) });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: partitions,
+      eachBatch: (payload) => this.handleBatch(payload),
+    });
   }
 
+  /** Stops fetching; `eachBatch` calls under way finish their chunks' transactions first. */
   async stop(): Promise<void> {
     await this.consumer?.disconnect();
     this.consumer = undefined;
   }
 
+  private async ingestPartitions(): Promise<number> {
+    const { kafka, topics } = this.options;
+    const metadata = await withAdmin(kafka, (admin) => admin.fetchTopicMetadata({ topics: [topics.ingest] }));
+    return Math.max(1, metadata.topics[0]?.partitions.length ?? 1);
+  }
+
   private async handleBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
     const { topic, partition, messages } = batch;
     if (this.rewindNeeded.has(partition)) {
-      await this.retriable(topic, partition, () => this.rewind(topic, partition));
+      await this.retriable(topic, partition, () => this.rewind());
       return;
     }
     await this.retriable(topic, partition, () => this.options.dedup.ready());
-    const { maxBatch } = this.options;
+    const { maxBatch, metrics } = this.options;
     for (let start = 0; start < messages.length; start += maxBatch) {
-      if (!isRunning() || isStale()) return;
-      const chunk = messages.slice(start, start + maxBatch);
-      const last = chunk[chunk.length - 1]!;
+      if (!isRunning() || isStale() || this.heartbeatFailed) return;
+      const finishBatch = metrics.batchDuration.startTimer();
+      const slice = messages.slice(start, start + maxBatch);
+      const last = slice[slice.length - 1]!;
       // The batch's last offset may be a transaction marker after the last message;
       // committing past it spares the next owner an empty fetch.
       const lastOffset = start + maxBatch >= messages.length ? batch.lastOffset() : last.offset;
       await this.retriable(topic, partition, async () => {
-        try {
-          await this.routeAndCommit(topic, partition, chunk, (BigInt(lastOffset) + 1n).toString());
-        } catch (error) {
-          if (error instanceof TransactionOutcomeUnknown) {
-            this.rewindNeeded.add(partition);
-            await this.rewind(topic, partition).catch((rewindError: unknown) =>
-              this.options.logger.error({ err: rewindError, topic, partition }, 'rewind failed; retrying before the next batch'),
-            );
-          }
-          throw error;
-        }
+        const records: DecodedRecord[] = [];
+        for (const message of slice) records.push(await this.decode(message));
+        await this.groupCommit.submit({ topic, partition, records, nextOffset: (BigInt(lastOffset) + 1n).toString() });
       });
+      finishBatch();
       resolveOffset(last.offset);
-      this.options.metrics.consumerLag.set({ partition: String(partition) }, Math.max(0, Number(batch.highWatermark) - 1 - Number(lastOffset)));
-      // Left unwrapped: kafkajs must see a rebalance error as such to rejoin the group.
-      await heartbeat();
+      metrics.consumerLag.set({ partition: String(partition) }, Math.max(0, Number(batch.highWatermark) - 1 - Number(lastOffset)));
+      try {
+        await heartbeat();
+      } catch (error) {
+        this.heartbeatFailed = true;
+        // Rethrown as it is: kafkajs must see a rebalance error as such to rejoin the group.
+        throw error;
+      }
     }
   }
 
@@ -134,42 +182,52 @@ export class RouterPipeline {
     }
   }
 
-  private async routeAndCommit(topic: string, partition: number, chunk: KafkaMessage[], nextOffset: string): Promise<void> {
+  /** Routes the chunks of one transaction, and commits them with their offsets. */
+  private async routeAndCommit(chunks: PartitionChunk[]): Promise<void> {
     const { codec, topics, config, dedup, output, metrics, logger, groupId } = this.options;
-    const finishBatch = metrics.batchDuration.startTimer();
-    const decoded: DecodedRecord[] = [];
-    for (const message of chunk) decoded.push(await this.decode(message));
     const claims = dedup.claims();
-    const outcome = routeChunk(decoded, config, claims);
-    for (const { offset, error } of outcome.invalid) {
-      logger.error({ topic, partition, offset, reason: error.reason, problem: error.message }, 'invalid ingest record skipped');
+    const plan = planTransaction(chunks, config, claims);
+    for (const [index, outcome] of plan.outcomes.entries()) {
+      const { topic, partition } = chunks[index]!;
+      for (const { offset, error } of outcome.invalid) {
+        logger.error({ topic, partition, offset, reason: error.reason, problem: error.message }, 'invalid ingest record skipped');
+      }
     }
 
     const topicMessages: TopicMessages[] = [];
-    if (outcome.deliveries.length > 0) {
+    if (plan.deliveries.length > 0) {
       topicMessages.push({
         topic: topics.deliveries,
-        messages: outcome.deliveries.map((delivery) => ({ key: delivery.deliveryId, value: codec.encode(topics.deliveries, delivery) })),
+        messages: plan.deliveries.map((delivery) => ({ key: delivery.deliveryId, value: codec.encode(topics.deliveries, delivery) })),
       });
     }
     const dedupMessages = [...claims.entries()].map(([key, firstSeenAt]) => ({ key, value: codec.encode(topics.dedup, { firstSeenAt }) }));
     if (dedupMessages.length > 0) topicMessages.push({ topic: topics.dedup, messages: dedupMessages });
 
+    const records = recordCount(chunks);
     const finishTransaction = metrics.transactionDuration.startTimer();
     try {
       await output.run(async (transaction) => {
         await sendInChunks(transaction, topicMessages);
-        await transaction.sendOffsets({ consumerGroupId: groupId, topics: [{ topic, partitions: [{ partition, offset: nextOffset }] }] });
+        await transaction.sendOffsets({ consumerGroupId: groupId, topics: plan.offsets });
       });
     } catch (error) {
       metrics.transactionFailures.inc();
-      logger.error({ err: error, topic, partition, records: chunk.length }, 'routing transaction failed; the chunk will be routed again');
+      const partitions = chunks.map(({ partition }) => partition);
+      logger.error({ err: error, topic: topics.ingest, partitions, records }, 'routing transaction failed; its chunks will be routed again');
+      if (error instanceof TransactionOutcomeUnknown) {
+        for (const partition of partitions) this.rewindNeeded.add(partition);
+        await this.rewind().catch((rewindError: unknown) =>
+          logger.error({ err: rewindError, topic: topics.ingest, partitions }, 'rewind failed; retrying before the next batch'),
+        );
+      }
       throw error;
     }
     finishTransaction();
+    metrics.transactionSize.observe(records);
+    metrics.transactionPartitions.observe(plan.offsets.reduce((sum, { partitions }) => sum + partitions.length, 0));
     claims.commit();
-    metrics.recordCommitted(outcome);
-    finishBatch();
+    for (const outcome of plan.outcomes) metrics.recordCommitted(outcome);
   }
 
   private async decode(message: KafkaMessage): Promise<DecodedRecord> {
@@ -184,20 +242,44 @@ export class RouterPipeline {
     }
   }
 
-  /** Moves the partition back to the offset the group committed (or the start, if none). */
-  private async rewind(topic: string, partition: number): Promise<void> {
-    const { kafka, groupId, logger, output } = this.options;
-    // Only once a producer with our id is registered again is the transaction of unknown
-    // outcome finished, and the committed offset final.
-    await output.ensureRegistered();
-    const offset = await withAdmin(kafka, async (admin) => {
-      const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
-      const found = committed?.partitions.find((entry) => entry.partition === partition)?.offset;
-      if (found !== undefined && BigInt(found) >= 0n) return found;
-      return (await admin.fetchTopicOffsets(topic)).find((entry) => entry.partition === partition)?.low ?? '0';
+  /**
+   * Moves the partitions waiting for it back to the offsets the group committed (or the
+   * start, if none). One rewind at a time, for every partition waiting: the partitions of
+   * one failed transaction share it; one marked while it runs gets the next.
+   */
+  private rewind(): Promise<void> {
+    this.rewinding ??= this.rewindWaiting().finally(() => {
+      this.rewinding = undefined;
     });
-    this.consumer?.seek({ topic, partition, offset });
-    this.rewindNeeded.delete(partition);
-    logger.warn({ topic, partition, offset }, 'partition rewound to its committed offset');
+    return this.rewinding;
+  }
+
+  private async rewindWaiting(): Promise<void> {
+    const { kafka, groupId, logger, output, topics } = this.options;
+    const topic = topics.ingest;
+    // Only once a producer with our id is registered again is the transaction of unknown
+    // outcome finished, and the committed offsets final.
+    await output.ensureRegistered();
+    const partitions = [...this.rewindNeeded];
+    const offsets = await withAdmin(kafka, async (admin) => {
+      const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      let starts: Array<{ partition: number; low: string }> | undefined;
+      const found = new Map<number, string>();
+      for (const partition of partitions) {
+        const offset = committed?.partitions.find((entry) => entry.partition === partition)?.offset;
+        if (offset !== undefined && BigInt(offset) >= 0n) {
+          found.set(partition, offset);
+          continue;
+        }
+        starts ??= await admin.fetchTopicOffsets(topic);
+        found.set(partition, starts.find((entry) => entry.partition === partition)?.low ?? '0');
+      }
+      return found;
+    });
+    for (const [partition, offset] of offsets) {
+      this.consumer?.seek({ topic, partition, offset });
+      this.rewindNeeded.delete(partition);
+      logger.warn({ topic, partition, offset }, 'partition rewound to its committed offset');
+    }
   }
 }

@@ -182,4 +182,27 @@ describe('deduplication', () => {
     await produceIngest(stack, [trackMessage('shared-id', { sourceId: 'web' }), trackMessage('shared-id', { sourceId: 'app' })]);
     await watcher.waitForKeys(['crm/shared-id', 'probe/shared-id']);
   });
+
+  it('routes both partitions of a fetch in one transaction, and forwards a messageId repeated across them once', async () => {
+    await router.stop();
+    // Waiting on both partitions when the router starts, so its first fetch returns both.
+    const onPartition = (partition: number, message: IngestMessage) => ({ partition, key: message.anonymousId, value: stack.codec.encode(stack.topics.ingest, message) });
+    await stack.producer.send({
+      topic: stack.topics.ingest,
+      messages: [
+        onPartition(0, trackMessage('cross-1', { sourceId: 'app', anonymousId: 'cross-a' })),
+        onPartition(1, trackMessage('cross-1', { sourceId: 'app', anonymousId: 'cross-b' })),
+        onPartition(0, trackMessage('cross-sentinel-0', { sourceId: 'app', anonymousId: 'cross-a' })),
+        onPartition(1, trackMessage('cross-sentinel-1', { sourceId: 'app', anonymousId: 'cross-b' })),
+      ],
+    });
+    router = await startService('router', { env: routerEnv });
+    await watcher.waitForKeys(['probe/cross-sentinel-0', 'probe/cross-sentinel-1']);
+    await watcher.settle();
+    expect(watcher.keys().filter((key) => key === 'probe/cross-1')).toHaveLength(1);
+    expect(await metricValue(router.url, 'tributary_router_duplicates_total')).toBe(1);
+    expect(await metricValue(router.url, 'tributary_router_transaction_partitions_count')).toBe(1);
+    expect(await metricValue(router.url, 'tributary_router_transaction_partitions_sum')).toBe(2);
+    expect(await metricValue(router.url, 'tributary_router_transaction_size_sum')).toBe(4);
+  });
 });

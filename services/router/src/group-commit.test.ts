@@ -1,0 +1,125 @@
+import { describe, expect, it } from 'vitest';
+import { GroupCommit } from './group-commit.js';
+import { promiseState } from '@tributary/test/harness/promise-state';
+
+interface Chunk {
+  label: string;
+  records: number;
+}
+
+/** A commit function whose transactions the test finishes by hand. */
+function controlledCommit() {
+  const transactions: Array<{ chunks: Chunk[]; commit(): void; fail(error: Error): void }> = [];
+  const commit = (chunks: Chunk[]) => new Promise<void>((resolve, reject) => transactions.push({ chunks, commit: resolve, fail: reject }));
+  const labels = (index: number) => transactions[index]?.chunks.map(({ label }) => label);
+  return { commit, transactions, labels };
+}
+
+function groupCommit(commit: (chunks: Chunk[]) => Promise<void>, maxRecords = 100): GroupCommit<Chunk> {
+  return new GroupCommit<Chunk>({ maxRecords, records: (chunk) => chunk.records, commit });
+}
+
+/** Lets promise callbacks and the deferred start of a transaction run. */
+async function nextTurn(): Promise<void> {
+  for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+
+describe('GroupCommit', () => {
+  it('puts the chunks submitted in one turn of the event loop into one transaction', async () => {
+    const { commit, transactions, labels } = controlledCommit();
+    const group = groupCommit(commit);
+    const submitted = ['p0', 'p1', 'p2'].map((label) => promiseState(group.submit({ label, records: 10 })));
+    expect(transactions).toHaveLength(0);
+    await nextTurn();
+    expect(transactions).toHaveLength(1);
+    expect(labels(0)).toEqual(['p0', 'p1', 'p2']);
+
+    transactions[0]!.commit();
+    await nextTurn();
+    expect(submitted.map(({ value }) => value)).toEqual(['committed', 'committed', 'committed']);
+    expect(transactions).toHaveLength(1);
+  });
+
+  it('holds chunks submitted during a transaction for the next one', async () => {
+    const { commit, transactions, labels } = controlledCommit();
+    const group = groupCommit(commit);
+    const first = promiseState(group.submit({ label: 'p0-a', records: 5 }));
+    await nextTurn();
+    const second = promiseState(group.submit({ label: 'p1-a', records: 5 }));
+    const third = promiseState(group.submit({ label: 'p2-a', records: 5 }));
+    await nextTurn();
+    expect(transactions).toHaveLength(1);
+
+    transactions[0]!.commit();
+    await nextTurn();
+    expect([first.value, second.value, third.value]).toEqual(['committed', 'pending', 'pending']);
+    expect(labels(1)).toEqual(['p1-a', 'p2-a']);
+    transactions[1]!.commit();
+    await nextTurn();
+    expect([second.value, third.value]).toEqual(['committed', 'committed']);
+  });
+
+  it('lets the callers of a committed transaction hand over their next chunks before the next one starts', async () => {
+    const { commit, transactions, labels } = controlledCommit();
+    const group = groupCommit(commit);
+    const loop = async (partition: string) => {
+      await group.submit({ label: `${partition}-1`, records: 5 });
+      await group.submit({ label: `${partition}-2`, records: 5 });
+    };
+    const loops = [loop('p0'), loop('p1')];
+    await nextTurn();
+    transactions[0]!.commit();
+    await nextTurn();
+    expect(labels(1)).toEqual(['p0-2', 'p1-2']);
+    transactions[1]!.commit();
+    await Promise.all(loops);
+  });
+
+  it('caps a transaction at maxRecords ingest records, in arrival order, and gives a larger chunk its own', async () => {
+    const { commit, transactions, labels } = controlledCommit();
+    const group = groupCommit(commit, 100);
+    const all = [
+      group.submit({ label: 'a', records: 60 }),
+      group.submit({ label: 'b', records: 40 }),
+      group.submit({ label: 'c', records: 1 }),
+      group.submit({ label: 'big', records: 250 }),
+      group.submit({ label: 'd', records: 30 }),
+    ];
+    for (let index = 0; index < 4; index++) {
+      await nextTurn();
+      transactions[index]!.commit();
+    }
+    await Promise.all(all);
+    expect(transactions.map((_, index) => labels(index))).toEqual([['a', 'b'], ['c'], ['big'], ['d']]);
+  });
+
+  it('fails every chunk of a failed transaction with its error, and only those', async () => {
+    const { commit, transactions } = controlledCommit();
+    const group = groupCommit(commit);
+    const failed = [promiseState(group.submit({ label: 'p0', records: 1 })), promiseState(group.submit({ label: 'p1', records: 1 }))];
+    await nextTurn();
+    const later = promiseState(group.submit({ label: 'p2', records: 1 }));
+    const error = new Error('fenced');
+    transactions[0]!.fail(error);
+    await nextTurn();
+    expect(failed.map(({ value }) => value)).toEqual([error, error]);
+    expect(later.value).toBe('pending');
+
+    transactions[1]!.commit();
+    await nextTurn();
+    expect(later.value).toBe('committed');
+  });
+
+  it('never has two transactions in flight', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const group = groupCommit(async () => {
+      most = Math.max(most, ++inFlight);
+      await nextTurn();
+      inFlight--;
+    }, 3);
+    await Promise.all(Array.from({ length: 20 }, (_, index) => group.submit({ label: String(index), records: 1 + (index % 3) })));
+    expect(most).toBe(1);
+  });
+});

@@ -1,0 +1,81 @@
+/**
+ * Group commit of routed chunks into Kafka transactions. A transaction costs about five
+ * broker round trips and a commit marker per partition written, whatever its size, so one
+ * transaction per partition per fetch made the transaction count follow the partition
+ * count instead of the traffic. kafkajs runs `eachBatch` for several partitions at once
+ * (`partitionsConsumedConcurrently`); each call hands its chunks here and waits, and the
+ * chunks of all of them go into one transaction.
+ *
+ * One transaction at a time. The first chunk submitted while none is in flight does not
+ * start one at once: it waits one turn of the event loop, in which the other partitions'
+ * `eachBatch` calls of the same fetch — started together by kafkajs, decoding without I/O —
+ * submit theirs. Chunks submitted while a transaction is in flight wait for the next one.
+ * A transaction takes queued chunks in arrival order up to `maxRecords` ingest records (a
+ * chunk larger than that alone still gets a transaction of its own). Each chunk's promise
+ * settles with its transaction: resolved once committed, rejected with the transaction's
+ * error otherwise — so every `eachBatch` of a failed transaction throws and kafkajs
+ * fetches its records again.
+ */
+
+export interface GroupCommitOptions<C> {
+  /** Ingest records per transaction (ROUTER_MAX_BATCH). */
+  maxRecords: number;
+  records(chunk: C): number;
+  /** Commits the chunks in one transaction: resolves once committed, rejects otherwise. */
+  commit(chunks: C[]): Promise<void>;
+}
+
+interface Waiting<C> {
+  chunk: C;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+export class GroupCommit<C> {
+  private queue: Array<Waiting<C>> = [];
+  /** A transaction is scheduled or in flight. */
+  private busy = false;
+
+  constructor(private readonly options: GroupCommitOptions<C>) {}
+
+  /** Resolves once the transaction holding the chunk committed; rejects if it did not. */
+  submit(chunk: C): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ chunk, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.busy || this.queue.length === 0) return;
+    this.busy = true;
+    setImmediate(() => void this.commitNext());
+  }
+
+  private async commitNext(): Promise<void> {
+    const group = this.take();
+    try {
+      await this.options.commit(group.map(({ chunk }) => chunk));
+      for (const waiting of group) waiting.resolve();
+    } catch (error) {
+      for (const waiting of group) waiting.reject(error);
+    }
+    this.busy = false;
+    // Deferred again, so that the calls this transaction just answered can hand over
+    // their next chunks before the next transaction starts.
+    this.schedule();
+  }
+
+  private take(): Array<Waiting<C>> {
+    const { maxRecords, records } = this.options;
+    let total = 0;
+    let count = 0;
+    for (const { chunk } of this.queue) {
+      const size = records(chunk);
+      if (count > 0 && total + size > maxRecords) break;
+      total += size;
+      count++;
+    }
+    return this.queue.splice(0, count);
+  }
+}

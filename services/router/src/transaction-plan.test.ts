@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import type { Destination, IngestMessage, Source } from '@tributary/schemas';
+import { FIXTURES } from './__fixtures__/messages.js';
+import { DedupState } from './dedup.js';
+import { InvalidMessage } from './message.js';
+import type { ConfigLookup } from './route-chunk.js';
+import { consumedOffsets, planTransaction, recordCount, type PartitionChunk } from './transaction-plan.js';
+
+const NOW = Date.parse('2026-11-21T10:00:05.000Z');
+const INGEST = 'ns.ingest.v1';
+
+const web: Source = { id: 'web', name: 'Web', writeKey: 'wk_web_123', enabled: true };
+const crm: Destination = {
+  id: 'crm',
+  name: 'crm',
+  type: 'webhooks',
+  sources: ['web'],
+  enabled: true,
+  settings: { sharedSecret: null, standardWebhooksSecret: null, webhooks: [{ url: 'https://hooks.example.com/x', headers: {} }] },
+};
+const config: ConfigLookup = {
+  source: (id) => (id === web.id ? web : undefined),
+  destinationsForSource: (id) => (crm.sources.includes(id) ? [crm] : []),
+};
+
+const newState = () => new DedupState({ windowMs: 86_400_000, maxEntries: 1000 });
+
+function chunk(partition: number, firstOffset: number, messages: Array<IngestMessage | InvalidMessage>, topic = INGEST): PartitionChunk {
+  const records = messages.map((entry, index) => {
+    const offset = String(firstOffset + index);
+    return entry instanceof InvalidMessage ? { offset, invalid: entry } : { offset, message: entry };
+  });
+  return { topic, partition, records, nextOffset: String(firstOffset + messages.length) };
+}
+
+const track = (messageId: string): IngestMessage => ({ ...FIXTURES.track, messageId });
+
+describe('planTransaction', () => {
+  it('routes every chunk, keeps one outcome per chunk in order, and lists all deliveries', () => {
+    const chunks = [chunk(0, 10, [track('a'), track('b')]), chunk(3, 500, [new InvalidMessage('undecodable', 'garbage'), track('c')])];
+    const plan = planTransaction(chunks, config, newState().claims(NOW));
+    expect(plan.outcomes.map((outcome) => outcome.deliveries.map((d) => d.messageId))).toEqual([['a', 'b'], ['c']]);
+    expect(plan.outcomes[1]!.invalid.map(({ offset }) => offset)).toEqual(['500']);
+    expect(plan.deliveries.map((d) => d.deliveryId)).toEqual(['crm/a', 'crm/b', 'crm/c']);
+  });
+
+  it('forwards a messageId repeated on two partitions of one transaction once, and writes one dedup entry', () => {
+    const claims = newState().claims(NOW);
+    const plan = planTransaction([chunk(0, 0, [track('same')]), chunk(1, 0, [track('same'), track('other')])], config, claims);
+    expect(plan.deliveries.map((d) => d.deliveryId)).toEqual(['crm/same', 'crm/other']);
+    expect(plan.outcomes.map(({ duplicates }) => duplicates)).toEqual([0, 1]);
+    expect([...claims.entries()]).toEqual([
+      ['web/same', NOW],
+      ['web/other', NOW],
+    ]);
+  });
+
+  it('drops what an earlier committed transaction forwarded, and remembers nothing of an uncommitted one', () => {
+    const state = newState();
+    const committed = state.claims(NOW);
+    planTransaction([chunk(0, 0, [track('first')])], config, committed);
+    committed.commit();
+    planTransaction([chunk(2, 0, [track('aborted')])], config, state.claims(NOW));
+
+    const plan = planTransaction([chunk(1, 0, [track('first'), track('aborted')])], config, state.claims(NOW + 1));
+    expect(plan.deliveries.map((d) => d.deliveryId)).toEqual(['crm/aborted']);
+  });
+
+  it('sends the next offset of every partition of the transaction', () => {
+    const plan = planTransaction([chunk(4, 7, [track('x')]), chunk(0, 100, [track('y'), track('z')])], config, newState().claims(NOW));
+    expect(plan.offsets).toEqual([
+      {
+        topic: INGEST,
+        partitions: [
+          { partition: 4, offset: '8' },
+          { partition: 0, offset: '102' },
+        ],
+      },
+    ]);
+  });
+});
+
+describe('consumedOffsets', () => {
+  it('lists a partition once, at the highest next offset of its chunks, compared as integers', () => {
+    const offsets = consumedOffsets([
+      { ...chunk(1, 0, []), nextOffset: '9' },
+      { ...chunk(1, 0, []), nextOffset: '10' },
+      { ...chunk(1, 0, []), nextOffset: '9007199254740993' },
+      { ...chunk(1, 0, []), nextOffset: '9007199254740992' },
+    ]);
+    expect(offsets).toEqual([{ topic: INGEST, partitions: [{ partition: 1, offset: '9007199254740993' }] }]);
+  });
+
+  it('groups partitions by topic', () => {
+    expect(consumedOffsets([chunk(0, 0, [track('a')], 'one'), chunk(0, 5, [track('b')], 'two'), chunk(1, 3, [track('c')], 'one')])).toEqual([
+      { topic: 'one', partitions: [{ partition: 0, offset: '1' }, { partition: 1, offset: '4' }] },
+      { topic: 'two', partitions: [{ partition: 0, offset: '6' }] },
+    ]);
+  });
+});
+
+describe('recordCount', () => {
+  it('counts the ingest records of all chunks, invalid ones included', () => {
+    expect(recordCount([chunk(0, 0, [track('a'), new InvalidMessage('undecodable', 'x')]), chunk(1, 0, [track('b')])])).toBe(3);
+  });
+});

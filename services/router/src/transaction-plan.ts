@@ -1,0 +1,57 @@
+/**
+ * What one router transaction writes when it carries chunks of several partitions: every
+ * chunk routed with one shared set of dedup claims, and one consumed offset per partition.
+ *
+ * The claims are shared so that a messageId repeated on two partitions whose chunks share
+ * a transaction is forwarded once, exactly as a repeat inside one chunk is: the claims are
+ * taken when the transaction is assembled, after the previous transaction's outcome is
+ * known, so the dedup state they read holds everything committed before.
+ */
+import type { Delivery } from '@tributary/schemas';
+import type { DedupClaims } from './dedup.js';
+import { routeChunk, type ChunkOutcome, type ConfigLookup, type DecodedRecord } from './route-chunk.js';
+
+/** Decoded ingest records of one partition, routed and committed together. */
+export interface PartitionChunk {
+  topic: string;
+  partition: number;
+  records: readonly DecodedRecord[];
+  /** The offset to commit for the partition once the chunk is routed. */
+  nextOffset: string;
+}
+
+export interface TopicOffsets {
+  topic: string;
+  partitions: Array<{ partition: number; offset: string }>;
+}
+
+export interface TransactionPlan {
+  /** One per chunk, in the chunks' order. */
+  outcomes: ChunkOutcome[];
+  deliveries: Delivery[];
+  /** For `sendOffsets`: each partition once, at the highest next offset of its chunks. */
+  offsets: TopicOffsets[];
+}
+
+export function planTransaction(chunks: readonly PartitionChunk[], config: ConfigLookup, claims: DedupClaims): TransactionPlan {
+  const outcomes = chunks.map((chunk) => routeChunk(chunk.records, config, claims));
+  return { outcomes, deliveries: outcomes.flatMap((outcome) => outcome.deliveries), offsets: consumedOffsets(chunks) };
+}
+
+export function consumedOffsets(chunks: readonly PartitionChunk[]): TopicOffsets[] {
+  const byTopic = new Map<string, Map<number, string>>();
+  for (const { topic, partition, nextOffset } of chunks) {
+    let partitions = byTopic.get(topic);
+    if (!partitions) byTopic.set(topic, (partitions = new Map()));
+    const known = partitions.get(partition);
+    if (known === undefined || BigInt(nextOffset) > BigInt(known)) partitions.set(partition, nextOffset);
+  }
+  return [...byTopic].map(([topic, partitions]) => ({ topic, partitions: [...partitions].map(([partition, offset]) => ({ partition, offset })) }));
+}
+
+/** Ingest records the chunks hold, for the transaction size cap and metric. */
+export function recordCount(chunks: readonly PartitionChunk[]): number {
+  let records = 0;
+  for (const chunk of chunks) records += chunk.records.length;
+  return records;
+}
