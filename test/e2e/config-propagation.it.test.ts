@@ -9,6 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { topicNames, type Delivery } from '@tributary/schemas';
 import {
+  eventually,
+  metricValue,
   stackEnv,
   startService,
   tailTopic,
@@ -98,8 +100,11 @@ describe('config changes through the admin API reach the running router', () => 
     await admin('PUT', '/sources/web', { name: 'Web', writeKey: `wk_web_${namespace}` });
     await admin('PUT', '/sources/app', { name: 'App', writeKey: `wk_app_${namespace}` });
 
-    // Nothing is routed before the destination exists.
+    // Nothing is routed before the destination exists. Routing applies the config the router
+    // holds when it routes a message, so the destination is added only once the router has
+    // filtered this one — else it may still be in flight and, rightly, routed to it.
     const before = await track(`wk_web_${namespace}`, 'nobody');
+    await eventually(async () => (await metricValue(router.url, 'tributary_router_filtered_total', { reason: 'no_destinations' })) >= 1, 'the router filtered the message sent before the destination existed');
 
     // Added: connected to `web`.
     const added = Date.now();

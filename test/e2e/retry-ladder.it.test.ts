@@ -17,8 +17,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RetryRecord } from '@tributary/schemas';
-import { readTopicToEnd, testCodec, testKafka, uniqueNamespace } from '@tributary/test/harness';
-import { eventually, Receiver, RetryPipeline } from './retry-pipeline.js';
+import { eventually, readTopicToEnd, testCodec, testKafka, uniqueNamespace } from '@tributary/test/harness';
+import { Receiver, RetryPipeline } from './retry-pipeline.js';
 
 /** Longer than any delay of the ladders below: a retry that was going to come has come by then. */
 const SETTLE_MS = 3_000;
@@ -40,7 +40,7 @@ describe('a receiver that fails twice, then succeeds', () => {
   it('gets the message three times, spaced by the ladder, and then never again', { timeout: 60_000 }, async () => {
     const writeKey = await pipeline.connect('flaky', receiver.url);
     const [messageId] = await pipeline.track(writeKey, 1);
-    await eventually(() => receiver.attemptsFor(messageId!).some((attempt) => attempt.status === 200), 30_000, 'the third attempt');
+    await eventually(() => receiver.attemptsFor(messageId!).some((attempt) => attempt.status === 200), 'the third attempt', 30_000);
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
 
     const attempts = receiver.attemptsFor(messageId!);
@@ -118,7 +118,7 @@ describe('a receiver that always answers 503, on a ladder scaled to milliseconds
 
     const replay = await pipeline.cli(['dlq', 'replay', '--destination', 'down', '--since', '10m']);
     expect(replay).toEqual({ code: 0, stdout: 'replayed 3 of 3 matching dead letters of down (0 already replayed, skipped)\n', stderr: '' });
-    await eventually(() => messageIds.every((id) => receiver.attemptsFor(id).some((attempt) => attempt.status === 200)), 30_000, 'the replayed deliveries');
+    await eventually(() => messageIds.every((id) => receiver.attemptsFor(id).some((attempt) => attempt.status === 200)), 'the replayed deliveries', 30_000);
 
     const again = await pipeline.cli(['dlq', 'replay', '--destination', 'down']);
     expect(again.stdout).toBe('replayed 0 of 3 matching dead letters of down (3 already replayed, skipped)\n');

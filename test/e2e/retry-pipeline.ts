@@ -138,12 +138,3 @@ export class RetryPipeline {
     });
   }
 }
-
-/** Resolves once `condition` holds, checking every 50 ms; rejects after `timeoutMs`. */
-export async function eventually(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

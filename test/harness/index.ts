@@ -112,3 +112,4 @@ export * from './read-to-end.js';
 export * from './tail.js';
 export * from './metrics.js';
 export * from './promise-state.js';
+export * from './eventually.js';
