@@ -151,12 +151,31 @@ export async function ensureTopics(admin: Admin, specs: TopicSpec[]): Promise<st
   try {
     await admin.createTopics({ topics, waitForLeaders: true });
   } catch (error) {
-    // Several services start at once and race to create the same topics; losing that
-    // race is fine as long as the topics exist afterwards.
-    const now = new Set(await admin.listTopics());
-    if (!missing.every((spec) => now.has(spec.topic))) throw error;
+    // Several services start at once and race to create the same topics; and right after a
+    // creation a broker may answer metadata requests for a moment as if the topic did not
+    // exist (KRaft spreads new topics asynchronously, and kafkajs retries only
+    // LEADER_NOT_AVAILABLE there). Either is fine once the topics exist with leaders.
+    if (!(await topicsLed(admin, missing.map((spec) => spec.topic), TOPICS_SETTLE_MS))) throw error;
   }
   return missing.map((spec) => spec.topic);
+}
+
+const TOPICS_SETTLE_MS = 15_000;
+
+/** Waits until every topic exists and each of its partitions has a leader; false on timeout. */
+async function topicsLed(admin: Admin, names: string[], timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const { topics } = await admin.fetchTopicMetadata({ topics: names });
+      const led = topics.every((topic) => topic.partitions.length > 0 && topic.partitions.every((partition) => partition.leader >= 0));
+      if (topics.length === names.length && led) return true;
+    } catch {
+      // Unknown topic or leader not yet elected: asked again below until the deadline.
+    }
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 export async function withAdmin<T>(kafka: Kafka, work: (admin: Admin) => Promise<T>): Promise<T> {
