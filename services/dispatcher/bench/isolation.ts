@@ -15,7 +15,8 @@
  * half, so that figure also carries the cost of that extra work on a shared machine.
  *
  *   npx tsc -b services/dispatcher && cd services/dispatcher && npm run bench
- *   ISOLATION_DELIVERIES=5000 npm run bench    # deliveries per destination (default 3000)
+ *   ISOLATION_DELIVERIES=5000 npm run bench    # deliveries per destination (default 10,000)
+ *   ISOLATION_CPU_PROF=/tmp/prof npm run bench  # each dispatcher under --cpu-prof, profiles there
  */
 import { expect, it } from 'vitest';
 import { metricValue, startService, uniqueNamespace } from '@tributary/test/harness';
@@ -23,7 +24,7 @@ import { DEFAULT_LADDER } from '@tributary/shared';
 import { eventually, TestPipeline, webhooksDestination } from '../test/pipeline.js';
 import { startReceiverProcess, type ReceiverProcess } from './receiver-process.js';
 
-const DELIVERIES = Number(process.env.ISOLATION_DELIVERIES ?? 3000);
+const DELIVERIES = Number(process.env.ISOLATION_DELIVERIES ?? 10_000);
 
 interface Phase {
   rate: number;
@@ -45,7 +46,9 @@ async function runPhase(name: string, healthy: ReceiverProcess, hanging: Receive
     await pipeline.deliverMany(items);
 
     await healthy.reset();
+    const profileDir = process.env.ISOLATION_CPU_PROF;
     const dispatcher = await startService('dispatcher', {
+      nodeArgs: profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir, '--cpu-prof-name', `dispatcher-${name}-${Date.now()}.cpuprofile`] : [],
       env: pipeline.env({ DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_TIMEOUT: '5s', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info' }),
     });
     try {
