@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { planCds, type CdsPlan } from './cds.js';
 import { ensureInstalled, type InstalledStack } from './install.js';
 import { runCommand } from './java.js';
@@ -158,6 +160,29 @@ async function describeFailure(proc: DetachedProcess, what: string, reason: stri
   return `${what} did not come up: ${reason}. Its log is ${proc.logFile}; last lines:\n${await tailFile(proc.logFile, 25)}`;
 }
 
+const execFileAsync = promisify(execFile);
+
+/** How long a stack found half up on our ports gets to finish starting before we give up. */
+const STARTING_STACK_WAIT_MS = 90_000;
+
+/** Whether a Kafka or registry JVM started by a Tributary stack (any data dir) is running. */
+async function stackProcessRunning(): Promise<boolean> {
+  try {
+    const { stdout } = await execFileAsync('ps', ['-eo', 'args'], { maxBuffer: 16 * 1024 * 1024 });
+    return stdout.includes(markerFlag(''));
+  } catch {
+    return false;
+  }
+}
+
+async function answersWithin(timeoutMs: number): Promise<boolean> {
+  try {
+    return await pollUntil(async () => ((await localStackAnswers()) ? true : undefined), { timeoutMs, intervalMs: 500 });
+  } catch {
+    return false;
+  }
+}
+
 /**
  * A Kafka broker (KRaft, one combined node) and Apicurio Registry on loopback, started from the
  * Maven-fetched cache, or the ones already answering on 9092/8081.
@@ -171,22 +196,33 @@ export async function ensureLocalStack(opts: LocalStackOptions): Promise<Running
 
   await reapStaleProcesses(opts.dataDir, log);
 
-  if (await localStackAnswers()) {
+  const reuse = (): RunningStack => {
     log(`reusing the Kafka broker on ${HOST}:${KAFKA_PORT} and registry on ${HOST}:${REGISTRY_PORT} that are already running`);
     if (opts.fresh) log('using it as is: "fresh" applies only to a stack started here, so its topics and schemas stay');
     return { ...LOCAL_ENDPOINTS, startedHere: false, stop: async () => undefined };
-  }
-  for (const [port, what] of [
+  };
+  if (await localStackAnswers()) return reuse();
+  const taken: Array<readonly [number, string]> = [];
+  for (const entry of [
     [KAFKA_PORT, 'Kafka'],
     [CONTROLLER_PORT, 'the Kafka controller'],
     [REGISTRY_PORT, 'the schema registry'],
   ] as const) {
-    if (await portInUse(HOST, port)) {
-      throw new Error(
-        `port ${port} on ${HOST} (for ${what}) is taken by a program that is not a working Kafka + registry pair. ` +
-          'Stop it (e.g. `ss -ltnp | grep ' + port + '`), or point KAFKA_BROKERS and SCHEMA_REGISTRY_URL at your own services.',
-      );
+    if (await portInUse(HOST, entry[0])) taken.push(entry);
+  }
+  if (taken.length > 0) {
+    // Another `npm start` or test run whose stack is still coming up (Kafka recovering a
+    // large log dir can take a while): wait for it rather than fail at once.
+    if (await stackProcessRunning()) {
+      const waitMs = Math.min(timeoutMs, STARTING_STACK_WAIT_MS);
+      log(`${taken.length > 1 ? 'ports' : 'port'} ${taken.map(([port]) => port).join(', ')} on ${HOST} held by a Tributary stack that does not answer yet; waiting up to ${waitMs / 1000} s for it to finish starting`);
+      if (await answersWithin(waitMs)) return reuse();
     }
+    const [port, what] = taken[0]!;
+    throw new Error(
+      `port ${port} on ${HOST} (for ${what}) is taken by a program that is not a working Kafka + registry pair. ` +
+        'Stop it (e.g. `ss -ltnp | grep ' + port + '`), or point KAFKA_BROKERS and SCHEMA_REGISTRY_URL at your own services.',
+    );
   }
 
   const installed = await ensureInstalled({ cacheDir: opts.cacheDir, env, log });
