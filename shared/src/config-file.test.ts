@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { thrown } from '@tributary/test/harness/thrown';
 import { ConfigFileError, loadConfigFile, parseConfigYaml } from './config-file.js';
 import { ConfigValidationError, parseConfigDocument, type ValidationIssue } from './config-model.js';
 
@@ -22,15 +23,7 @@ destinations:
           headers: { X-Team: growth, Authorization: "Bearer \${CRM_TOKEN}" }
 `;
 
-function issuesOf(run: () => unknown): ValidationIssue[] {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof ConfigValidationError) return error.issues;
-    throw error;
-  }
-  throw new Error('expected a ConfigValidationError');
-}
+const issuesOf = (run: () => unknown): ValidationIssue[] => thrown(run, ConfigValidationError).issues;
 
 describe('parseConfigYaml', () => {
   it('reads the design example and expands references inside strings', () => {

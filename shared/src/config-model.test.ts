@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { thrown } from '@tributary/test/harness/thrown';
 import type { Destination, Source } from '@tributary/schemas';
 import {
   ConfigValidationError,
@@ -19,15 +20,7 @@ import {
   type ValidationIssue,
 } from './config-model.js';
 
-function issuesOf(run: () => unknown): ValidationIssue[] {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof ConfigValidationError) return error.issues;
-    throw error;
-  }
-  throw new Error('expected a ConfigValidationError');
-}
+const issuesOf = (run: () => unknown): ValidationIssue[] => thrown(run, ConfigValidationError).issues;
 
 const source = (overrides: Record<string, unknown> = {}) => ({ id: 'web', writeKey: 'wk_web_0001', ...overrides });
 const destination = (overrides: Record<string, unknown> = {}, settings: Record<string, unknown> = {}) => ({

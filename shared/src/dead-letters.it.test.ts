@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Producer } from 'kafkajs';
-import { deliveryKey, topicNames, type DeadLetter, type Delivery } from '@tributary/schemas';
-import { readTopicToEnd, stackEndpoints, stackEnv, testKafka, testLogger, uniqueNamespace } from '@tributary/test/harness';
+import { topicNames, type DeadLetter, type Delivery } from '@tributary/schemas';
+import { readTopicToEnd, stackEndpoints, stackEnv, testDelivery, testKafka, testLogger, uniqueNamespace } from '@tributary/test/harness';
 import { AvroCodec } from './avro.js';
 import { DeadLetterStore, ReplayInterrupted } from './dead-letters.js';
 import { createProducer } from './kafka.js';
@@ -30,12 +30,7 @@ afterAll(async () => {
 });
 
 function deadLetter(destinationId: string, messageId: string, reason: string, deadAt: number): DeadLetter {
-  const delivery: Delivery = {
-    deliveryId: deliveryKey(destinationId, messageId),
-    destinationId,
-    sourceId: 'web',
-    messageId,
-    messageType: 'track',
+  const delivery = testDelivery(destinationId, messageId, {
     body: Buffer.from(`{"messageId":"${messageId}"}`),
     receivedAt: deadAt - 60_000,
     routedAt: deadAt - 59_000,
@@ -44,7 +39,7 @@ function deadLetter(destinationId: string, messageId: string, reason: string, de
     lastError: 'HTTP 503',
     lastStatus: 503,
     replays: 1,
-  };
+  });
   return { delivery, reason, status: 503, error: 'HTTP 503 from webhooks[0] http://127.0.0.1:1', deadAt };
 }
 

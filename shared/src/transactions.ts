@@ -13,7 +13,7 @@
  * before anything is read.
  */
 import type { Kafka, Message, Producer, Transaction } from 'kafkajs';
-import { createProducer } from './kafka.js';
+import { createProducer, withAdmin } from './kafka.js';
 import type { Logger } from './logger.js';
 
 /**
@@ -186,4 +186,43 @@ export class TransactionalOutput {
       return undefined;
     });
   }
+}
+
+/**
+ * What a consume–transform–produce `eachBatch` throws when part of a batch could not be
+ * handled. Not a KafkaJS error on purpose: kafkajs retries a batch that failed with it (with
+ * backoff, and by rejoining the group after repeated failures), whereas a non-retriable
+ * KafkaJS error — such as a fenced producer, which TransactionalOutput has already replaced —
+ * would stop the consumer for good.
+ */
+export class BatchFailed extends Error {
+  /** `doing`: what failed, as a verb ("routing", "releasing"). */
+  constructor(doing: string, topic: string, partition: number, override readonly cause: unknown) {
+    super(`${doing} ${topic}[${partition}] failed: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'BatchFailed';
+  }
+}
+
+/**
+ * The offsets a consumer group committed for some partitions of a topic — the start of the
+ * partition where it committed none — to rewind to after a transaction of unknown outcome.
+ * Call it only once `TransactionalOutput.ensureRegistered()` resolved: then that transaction
+ * is finished one way or the other and the committed offsets are final.
+ */
+export async function committedPositions(kafka: Kafka, groupId: string, topic: string, partitions: Iterable<number>): Promise<Map<number, string>> {
+  return withAdmin(kafka, async (admin) => {
+    const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+    let starts: Array<{ partition: number; low: string }> | undefined;
+    const positions = new Map<number, string>();
+    for (const partition of partitions) {
+      const offset = committed?.partitions.find((entry) => entry.partition === partition)?.offset;
+      if (offset !== undefined && BigInt(offset) >= 0n) {
+        positions.set(partition, offset);
+        continue;
+      }
+      starts ??= await admin.fetchTopicOffsets(topic);
+      positions.set(partition, starts.find((entry) => entry.partition === partition)?.low ?? '0');
+    }
+    return positions;
+  });
 }

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { topicNames, type Delivery } from '@tributary/schemas';
 import {
+  adminClient,
   eventually,
   metricValue,
   stackEnv,
@@ -31,16 +32,7 @@ describe('config changes through the admin API reach the running router', () => 
   let router: RunningService;
   let deliveries: TopicTail<Delivery>;
 
-  const admin = async (method: string, path: string, body?: unknown): Promise<unknown> => {
-    const response = await fetch(`${ingest.url}/admin/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`${method} ${path} → ${response.status} ${text}`);
-    return text ? JSON.parse(text) : undefined;
-  };
+  const admin = adminClient(() => ingest.url, ADMIN_TOKEN);
 
   const track = async (writeKey: string, userId: string): Promise<{ messageId: string; sentAt: number }> => {
     const messageId = randomUUID();

@@ -9,7 +9,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stackEnv, startService, uniqueNamespace, type RunningService } from '@tributary/test/harness';
+import { adminClient, stackEnv, startService, uniqueNamespace, type RunningService } from '@tributary/test/harness';
 
 const ADMIN_TOKEN = 'e2e-personas-admin-token';
 const SECRET = 'personas-shared-secret';
@@ -28,16 +28,7 @@ describe('deletion notifications and audience syncs reach the webhooks', () => {
   let baseUrl: string;
   let ingest: RunningService;
 
-  const admin = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const response = await fetch(`${ingest.url}/admin/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`${method} ${path} → ${response.status} ${text}`);
-    return (text ? JSON.parse(text) : undefined) as T;
-  };
+  const admin = adminClient(() => ingest.url, ADMIN_TOKEN);
 
   const waitFor = async (condition: () => boolean, what: string): Promise<void> => {
     const deadline = Date.now() + 20_000;

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Analytics } from '@segment/analytics-node';
 import { topicNames, type DeadLetter, type TopicNames } from '@tributary/schemas';
-import { REPO_ROOT, stackEnv, startService, tailTopic, testCodec, testKafka, type RunningService, type TopicTail } from '@tributary/test/harness';
+import { adminClient, REPO_ROOT, stackEnv, startService, tailTopic, testCodec, testKafka, type RunningService, type TopicTail } from '@tributary/test/harness';
 
 export const ADMIN_TOKEN = 'e2e-retry-admin-token';
 
@@ -91,16 +91,7 @@ export class RetryPipeline {
     for (const service of [...this.services.values()].reverse()) await service.stop();
   }
 
-  async admin<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const response = await fetch(`${this.ingest.url}/admin/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`${method} ${path} → ${response.status} ${text}`);
-    return (text ? JSON.parse(text) : undefined) as T;
-  }
+  readonly admin = adminClient(() => this.ingest.url, ADMIN_TOKEN);
 
   /** A source and a Webhooks destination posting to `url`, created through the admin API. */
   async connect(destinationId: string, url: string): Promise<string> {

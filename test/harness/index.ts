@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import './provided.js';
 import type { Kafka, KafkaMessage } from 'kafkajs';
-import { AvroCodec, createConsumer, createKafka, createLogger, ensureTopics, withAdmin, type Logger } from '@tributary/shared';
+import { AvroCodec, createConsumer, createKafka, createLogger, ensureTopics, withAdmin, type Logger, type RetryLadder } from '@tributary/shared';
 
 export interface StackEndpoints {
   brokers: string[];
@@ -31,6 +31,11 @@ export function stackEnv(namespace?: string): Record<string, string> {
   };
   if (namespace) env.TOPIC_NAMESPACE = namespace;
   return env;
+}
+
+/** The env that sets a service's retry ladder and window (RETRY_LADDER, RETRY_WINDOW). */
+export function ladderEnv(ladder: RetryLadder): Record<string, string> {
+  return { RETRY_LADDER: ladder.delaysMs.map((ms) => `${ms}ms`).join(','), RETRY_WINDOW: `${ladder.windowMs}ms` };
 }
 
 export function uniqueName(prefix: string): string {
@@ -113,3 +118,5 @@ export * from './tail.js';
 export * from './metrics.js';
 export * from './promise-state.js';
 export * from './eventually.js';
+export * from './deliveries.js';
+export * from './admin.js';

@@ -16,8 +16,8 @@ import {
   type AvroCodec,
   type RetryLadder,
 } from '@tributary/shared';
-import { deliveryKey, topicNames, type DeadLetter, type Delivery, type Destination, type RetryRecord, type TopicNames } from '@tributary/schemas';
-import { stackEnv, testCodec, testKafka, testLogger, uniqueName } from '@tributary/test/harness';
+import { topicNames, type DeadLetter, type Delivery, type Destination, type RetryRecord, type TopicNames } from '@tributary/schemas';
+import { ladderEnv, stackEnv, testDelivery, testCodec, testKafka, testLogger, uniqueName } from '@tributary/test/harness';
 
 export interface Collected<T> {
   value: T;
@@ -47,8 +47,7 @@ export class TestPipeline {
   env(extra: Record<string, string> = {}): Record<string, string> {
     return {
       ...stackEnv(this.namespace),
-      RETRY_LADDER: this.ladder.delaysMs.map((ms) => `${ms}ms`).join(','),
-      RETRY_WINDOW: `${this.ladder.windowMs}ms`,
+      ...ladderEnv(this.ladder),
       ...extra,
     };
   }
@@ -133,25 +132,8 @@ export class TestPipeline {
 }
 
 /** A first-attempt delivery; a body that is not a Buffer is rendered with JSON.stringify, like the router does. */
-export function newDelivery(destinationId: string, body: unknown, overrides: Partial<Delivery> = {}): Delivery {
-  const messageId = overrides.messageId ?? randomUUID();
-  const now = Date.now();
-  return {
-    deliveryId: deliveryKey(destinationId, messageId),
-    destinationId,
-    sourceId: 'web',
-    messageId,
-    messageType: 'track',
-    body: Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body), 'utf8'),
-    receivedAt: now,
-    routedAt: now,
-    attempts: 0,
-    firstAttemptAt: null,
-    lastError: null,
-    lastStatus: null,
-    replays: 0,
-    ...overrides,
-  };
+export function newDelivery(destinationId: string, body: unknown, { messageId = randomUUID(), ...overrides }: Partial<Omit<Delivery, 'deliveryId' | 'destinationId'>> = {}): Delivery {
+  return testDelivery(destinationId, messageId, { body: Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body), 'utf8'), ...overrides });
 }
 
 export function webhooksDestination(id: string, webhooks: Array<{ url: string; headers?: Record<string, string> }>, settings: Partial<Destination['settings']> = {}): Destination {

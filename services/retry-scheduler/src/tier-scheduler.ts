@@ -27,10 +27,11 @@
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, TopicMessages } from 'kafkajs';
 import { deliveryKey, type DeadLetter, type RetryRecord, type TopicNames } from '@tributary/schemas';
 import {
+  BatchFailed,
+  committedPositions,
   createConsumer,
   formatDuration,
   TransactionOutcomeUnknown,
-  withAdmin,
   type AvroCodec,
   type Logger,
   type Readiness,
@@ -58,19 +59,6 @@ export interface TierSchedulerOptions {
   sessionTimeoutMs: number;
   /** The consumer stopped for good (kafkajs will not restart it). */
   onFatal(error: Error): void;
-}
-
-/**
- * What `eachBatch` throws when part of a batch could not be handled. Not a KafkaJS error on
- * purpose: kafkajs retries a batch that failed with it, whereas a non-retriable KafkaJS
- * error (such as a fenced producer, already replaced by TransactionalOutput) would stop
- * the consumer for good.
- */
-export class BatchFailed extends Error {
-  constructor(topic: string, partition: number, override readonly cause: unknown) {
-    super(`releasing ${topic}[${partition}] failed: ${cause instanceof Error ? cause.message : String(cause)}`);
-    this.name = 'BatchFailed';
-  }
 }
 
 interface Held {
@@ -283,7 +271,7 @@ export class TierScheduler {
     } catch (error) {
       // Anything else (the registry unreachable) may pass on a later try: the batch fails
       // and kafkajs fetches it again.
-      if (value && value.length > 0 && !(error instanceof Error && /Confluent-framed/.test(error.message))) throw new BatchFailed(this.topic, partition, error);
+      if (value && value.length > 0 && !(error instanceof Error && /Confluent-framed/.test(error.message))) throw new BatchFailed('releasing', this.topic, partition, error);
       metrics.unreadable.inc({ tier });
       logger.error({ err: error, tier, partition, offset }, 'unreadable retry record skipped');
       return undefined;
@@ -295,7 +283,7 @@ export class TierScheduler {
     try {
       await step();
     } catch (error) {
-      throw error instanceof BatchFailed ? error : new BatchFailed(this.topic, partition, error);
+      throw error instanceof BatchFailed ? error : new BatchFailed('releasing', this.topic, partition, error);
     }
   }
 
@@ -306,12 +294,7 @@ export class TierScheduler {
     // Only once a producer with our id is registered again is the transaction of unknown
     // outcome finished, and the committed offset final.
     await output.ensureRegistered();
-    const offset = await withAdmin(kafka, async (admin) => {
-      const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
-      const found = committed?.partitions.find((entry) => entry.partition === partition)?.offset;
-      if (found !== undefined && BigInt(found) >= 0n) return found;
-      return (await admin.fetchTopicOffsets(topic)).find((entry) => entry.partition === partition)?.low ?? '0';
-    });
+    const offset = (await committedPositions(kafka, groupId, topic, [partition])).get(partition) ?? '0';
     this.consumer?.seek({ topic, partition, offset });
     this.rewindNeeded.delete(partition);
     logger.warn({ topic, partition, offset }, 'partition rewound to its committed offset');

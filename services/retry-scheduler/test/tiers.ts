@@ -8,7 +8,7 @@
 import type { Kafka, Producer } from 'kafkajs';
 import { deliveryKey, topicNames, type DeadLetter, type Delivery, type RetryRecord, type TopicNames } from '@tributary/schemas';
 import { createProducer, ladderTiers, prepareTopics, topicDefinitions, withAdmin, type AvroCodec, type RetryLadder } from '@tributary/shared';
-import { readTopicToEnd, stackEnv, testCodec, testKafka, testLogger } from '@tributary/test/harness';
+import { ladderEnv, readTopicToEnd, stackEnv, testCodec, testDelivery, testKafka, testLogger } from '@tributary/test/harness';
 
 export interface Written<T> {
   key: string;
@@ -41,8 +41,7 @@ export class TierStack {
   env(extra: Record<string, string> = {}): Record<string, string> {
     return {
       ...stackEnv(this.namespace),
-      RETRY_LADDER: this.ladder.delaysMs.map((ms) => `${ms}ms`).join(','),
-      RETRY_WINDOW: `${this.ladder.windowMs}ms`,
+      ...ladderEnv(this.ladder),
       ...extra,
     };
   }
@@ -118,12 +117,7 @@ export function retryRecord(tier: string, dueAt: number, options: { firstAttempt
   const messageId = `m-${process.pid}-${++sequence}`;
   const destinationId = options.destinationId ?? 'hooks';
   const firstAttemptAt = options.firstAttemptAt === undefined ? dueAt - 1_000 : options.firstAttemptAt;
-  const delivery: Delivery = {
-    deliveryId: deliveryKey(destinationId, messageId),
-    destinationId,
-    sourceId: 'web',
-    messageId,
-    messageType: 'track',
+  const delivery = testDelivery(destinationId, messageId, {
     body: Buffer.from(JSON.stringify({ version: 1, type: 'track', messageId, event: 'Retried' })),
     receivedAt: (firstAttemptAt ?? dueAt) - 50,
     routedAt: (firstAttemptAt ?? dueAt) - 40,
@@ -131,8 +125,7 @@ export function retryRecord(tier: string, dueAt: number, options: { firstAttempt
     firstAttemptAt,
     lastError: 'HTTP 503',
     lastStatus: 503,
-    replays: 0,
-  };
+  });
   return { delivery, dueAt, tier };
 }
 

@@ -29,7 +29,7 @@
  */
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { IngestMessage, TopicNames } from '@tributary/schemas';
-import { createConsumer, sendInChunks, TransactionOutcomeUnknown, withAdmin, type AvroCodec, type Logger, type Readiness, type TopicMessages, type TransactionalOutput } from '@tributary/shared';
+import { BatchFailed, committedPositions, createConsumer, sendInChunks, TransactionOutcomeUnknown, withAdmin, type AvroCodec, type Logger, type Readiness, type TopicMessages, type TransactionalOutput } from '@tributary/shared';
 import type { DedupStore } from './dedup-store.js';
 import { GroupCommit } from './group-commit.js';
 import { classifyDecodeError, InvalidMessage } from './message.js';
@@ -52,20 +52,6 @@ export interface PipelineOptions {
   sessionTimeoutMs: number;
   /** The consumer stopped for good (kafkajs will not restart it). */
   onFatal(error: Error): void;
-}
-
-/**
- * What `eachBatch` throws when part of a batch could not be routed and committed.
- * Deliberately not a KafkaJS error: kafkajs retries a batch that failed with it (with
- * backoff, and by rejoining the group after repeated failures), whereas a non-retriable
- * KafkaJS error — such as the producer having been fenced, which the router has already
- * repaired by replacing its producer — would stop the consumer for good.
- */
-export class BatchFailed extends Error {
-  constructor(topic: string, partition: number, override readonly cause: unknown) {
-    super(`routing ${topic}[${partition}] failed: ${cause instanceof Error ? cause.message : String(cause)}`);
-    this.name = 'BatchFailed';
-  }
 }
 
 export class RouterPipeline {
@@ -178,7 +164,7 @@ export class RouterPipeline {
     try {
       await step();
     } catch (error) {
-      throw new BatchFailed(topic, partition, error);
+      throw new BatchFailed('routing', topic, partition, error);
     }
   }
 
@@ -260,22 +246,7 @@ export class RouterPipeline {
     // Only once a producer with our id is registered again is the transaction of unknown
     // outcome finished, and the committed offsets final.
     await output.ensureRegistered();
-    const partitions = [...this.rewindNeeded];
-    const offsets = await withAdmin(kafka, async (admin) => {
-      const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
-      let starts: Array<{ partition: number; low: string }> | undefined;
-      const found = new Map<number, string>();
-      for (const partition of partitions) {
-        const offset = committed?.partitions.find((entry) => entry.partition === partition)?.offset;
-        if (offset !== undefined && BigInt(offset) >= 0n) {
-          found.set(partition, offset);
-          continue;
-        }
-        starts ??= await admin.fetchTopicOffsets(topic);
-        found.set(partition, starts.find((entry) => entry.partition === partition)?.low ?? '0');
-      }
-      return found;
-    });
+    const offsets = await committedPositions(kafka, groupId, topic, this.rewindNeeded);
     for (const [partition, offset] of offsets) {
       this.consumer?.seek({ topic, partition, offset });
       this.rewindNeeded.delete(partition);

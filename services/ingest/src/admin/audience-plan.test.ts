@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { thrown } from '@tributary/test/harness/thrown';
 import type { ConfigState } from '@tributary/shared';
 import { MAX_AUDIENCE_MEMBERS, planAudienceSync, snakeCase, type AudienceSyncInput } from './audience-plan.js';
 import { AdminError } from './errors.js';
@@ -38,15 +39,7 @@ const input = (overrides: Partial<AudienceSyncInput> = {}): AudienceSyncInput =>
   ...overrides,
 });
 
-function refusal(run: () => unknown): AdminError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof AdminError) return error;
-    throw error;
-  }
-  throw new Error('expected an AdminError');
-}
+const refusal = (run: () => unknown): AdminError => thrown(run, AdminError);
 
 describe('planAudienceSync', () => {
   it('sends an Identify with trait true for every member on the first sync', () => {

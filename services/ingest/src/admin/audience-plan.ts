@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { AudienceMembership, IngestMessage } from '@tributary/schemas';
 import type { ConfigState } from '@tributary/shared';
 import { AdminError, invalid, parseBody } from './errors.js';
+import { serverMessage } from './server-message.js';
 
 export const MAX_AUDIENCE_MEMBERS = 50_000;
 
@@ -96,26 +97,18 @@ export function planAudienceSync({ name, body, config, members, now, newMessageI
   const wantedSet = new Set(wanted);
   const added = wanted.filter((user) => !members.has(user));
   const removed = [...members].filter((user) => !wantedSet.has(user)).sort();
-  const identify = (user: string, member: boolean): IngestMessage => ({
-    messageId: newMessageId(),
-    type: 'identify',
-    sourceId: source.id,
-    userId: user,
-    anonymousId: null,
-    timestamp: now,
-    originalTimestamp: null,
-    sentAt: null,
-    receivedAt: now,
-    event: null,
-    name: null,
-    category: null,
-    groupId: null,
-    previousId: null,
-    properties: null,
-    traits: JSON.stringify({ [trait]: member }),
-    context: JSON.stringify({ personas: { computation_class: 'audience', computation_key: trait, computation_name: audience } }),
-    integrations: null,
-  });
+  const identify = (user: string, member: boolean): IngestMessage =>
+    serverMessage(
+      {
+        messageId: newMessageId(),
+        type: 'identify',
+        sourceId: source.id,
+        userId: user,
+        traits: JSON.stringify({ [trait]: member }),
+        context: JSON.stringify({ personas: { computation_class: 'audience', computation_key: trait, computation_name: audience } }),
+      },
+      now,
+    );
   return {
     trait,
     firstSync: members.size === 0,

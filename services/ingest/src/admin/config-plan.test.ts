@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { thrown } from '@tributary/test/harness/thrown';
 import type { Destination, Source } from '@tributary/schemas';
 import { REDACTED_SECRET, type ConfigState } from '@tributary/shared';
 import { planApply, planDelete, planDestinationPut, planSourcePut } from './config-plan.js';
@@ -16,15 +17,7 @@ const crm: Destination = {
 const state: ConfigState = { sources: [web], destinations: [crm] };
 const crmBody = { id: 'crm', name: 'CRM', type: 'webhooks', sources: ['web'], settings: { sharedSecret: REDACTED_SECRET, webhooks: [{ url: 'https://hooks.example.com/a' }] } };
 
-function refusal(run: () => unknown): AdminError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof AdminError) return error;
-    throw error;
-  }
-  throw new Error('expected an AdminError');
-}
+const refusal = (run: () => unknown): AdminError => thrown(run, AdminError);
 
 describe('source writes', () => {
   it('creates with a POST and refuses an existing id', () => {

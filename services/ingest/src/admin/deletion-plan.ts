@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { IngestMessage } from '@tributary/schemas';
 import type { ConfigState } from '@tributary/shared';
 import { invalid, parseBody } from './errors.js';
+import { serverMessage } from './server-message.js';
 
 export const deletionRequest = z
   .object(
@@ -46,26 +47,7 @@ export function planDeletion(state: ConfigState, body: unknown, now: number, new
       if (request.sources) plan.skipped.push({ sourceId, reason: 'disabled' });
       continue;
     }
-    plan.messages.push({
-      messageId: newMessageId(),
-      type: 'delete',
-      sourceId,
-      userId: request.userId,
-      anonymousId: null,
-      timestamp: now,
-      originalTimestamp: null,
-      sentAt: null,
-      receivedAt: now,
-      event: null,
-      name: null,
-      category: null,
-      groupId: null,
-      previousId: null,
-      properties: null,
-      traits: null,
-      context: null,
-      integrations: null,
-    });
+    plan.messages.push(serverMessage({ messageId: newMessageId(), type: 'delete', sourceId, userId: request.userId }, now));
   }
   return plan;
 }

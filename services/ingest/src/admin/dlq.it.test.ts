@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kafka, Producer } from 'kafkajs';
-import { deliveryKey, topicNames, type DeadLetter, type Delivery, type TopicNames } from '@tributary/schemas';
+import { topicNames, type DeadLetter, type Delivery, type TopicNames } from '@tributary/schemas';
 import { createProducer, type AvroCodec } from '@tributary/shared';
-import { readTopicToEnd, stackEnv, startService, testCodec, testKafka, uniqueNamespace, type RunningService } from '@tributary/test/harness';
+import { readTopicToEnd, stackEnv, startService, testCodec, testDelivery, testKafka, uniqueNamespace, type RunningService } from '@tributary/test/harness';
 
 const TOKEN = 'dlq-admin-token';
 
@@ -45,12 +45,7 @@ async function call(method: string, path: string, body?: unknown, token: string 
 }
 
 function deadLetter(destinationId: string, messageId: string, reason: string, deadAt: number): DeadLetter {
-  const delivery: Delivery = {
-    deliveryId: deliveryKey(destinationId, messageId),
-    destinationId,
-    sourceId: 'web',
-    messageId,
-    messageType: 'track',
+  const delivery = testDelivery(destinationId, messageId, {
     body: Buffer.from(JSON.stringify({ type: 'track', messageId, properties: { email: 'someone@example.com' } })),
     receivedAt: deadAt - 60_000,
     routedAt: deadAt - 59_990,
@@ -58,8 +53,7 @@ function deadLetter(destinationId: string, messageId: string, reason: string, de
     firstAttemptAt: deadAt - 59_000,
     lastError: 'HTTP 503 from webhooks[0] https://hooks.example.com',
     lastStatus: 503,
-    replays: 0,
-  };
+  });
   return { delivery, reason, status: reason === 'tls' ? null : 503, error: 'HTTP 503 from webhooks[0] https://hooks.example.com', deadAt };
 }
 
