@@ -19,8 +19,20 @@ export interface TopicNames {
   ingest: string;
   config: string;
   deliveries: string;
+  /**
+   * The retry lane: due retries released by the retry-scheduler, and dead letters replayed.
+   * Kept apart from `deliveries` (first attempts) so a flood of either never queues in
+   * front of the other; the dispatcher reads both with separate buffers.
+   */
+  dueRetries: string;
   deadLetters: string;
   audiences: string;
+  /** Records a service could not handle, with the reason (key `<topic>/<partition>/<offset>`). */
+  quarantine: string;
+  /** One record per attempt, deferral or pre-attempt end of a delivery: the delivery log. */
+  attempts: string;
+  /** Each dispatcher instance's circuit state and backlog per destination (compacted). */
+  destinationHealth: string;
   /** Deduplication state of the router (compacted + time-limited). */
   dedup: string;
   /** Which dead letters were replayed (key `<dlq partition>/<dlq offset>`). */
@@ -43,8 +55,12 @@ export function topicNames(namespace = 'tributary'): TopicNames {
     ingest: `${namespace}.ingest.v1`,
     config: `${namespace}.config.v1`,
     deliveries: `${namespace}.deliveries.v1`,
+    dueRetries: `${namespace}.deliveries.retries.v1`,
     deadLetters: `${namespace}.deliveries.dlq.v1`,
     audiences: `${namespace}.audiences.v1`,
+    quarantine: `${namespace}.quarantine.v1`,
+    attempts: `${namespace}.attempts.v1`,
+    destinationHealth: `${namespace}.destination-health.v1`,
     dedup: `${namespace}.dedup.v1`,
     deadLetterReplays: `${namespace}.dlq-replays.v1`,
     retry(tier) {
@@ -60,7 +76,32 @@ export function topicNames(namespace = 'tributary'): TopicNames {
 /** The default deployment's topics — the contract documented in the README. */
 export const TOPICS = topicNames();
 
-export type SchemaName = 'ingest' | 'config' | 'delivery' | 'retry' | 'dlq' | 'dlq-replay' | 'audiences' | 'dedup';
+export type SchemaName =
+  | 'ingest'
+  | 'config'
+  | 'delivery'
+  | 'retry'
+  | 'dlq'
+  | 'dlq-replay'
+  | 'audiences'
+  | 'dedup'
+  | 'quarantine'
+  | 'attempt'
+  | 'destination-health';
+
+export const SCHEMA_NAMES: readonly SchemaName[] = [
+  'ingest',
+  'config',
+  'delivery',
+  'retry',
+  'dlq',
+  'dlq-replay',
+  'audiences',
+  'dedup',
+  'quarantine',
+  'attempt',
+  'destination-health',
+];
 
 /** A raw Avro record schema as parsed from its `.avsc` file. */
 export interface RawRecordSchema {
@@ -162,6 +203,9 @@ export interface Delivery {
   sourceId: string;
   messageId: string;
   messageType: string;
+  /** The message's userId and anonymousId (null in records written before they were added). */
+  userId: string | null;
+  anonymousId: string | null;
   body: Buffer;
   receivedAt: number;
   routedAt: number;
@@ -218,6 +262,100 @@ export interface AudienceMembership {
 /** Value of the router's dedup topic (key `<sourceId>/<messageId>`). */
 export interface DedupEntry {
   firstSeenAt: number;
+}
+
+/** Value of `<namespace>.quarantine.v1` (key `<sourceTopic>/<partition>/<offset>`). */
+export interface QuarantinedRecord {
+  service: string;
+  sourceTopic: string;
+  partition: number;
+  offset: number;
+  /** Machine-readable: not_framed, unknown_schema, undecodable, invalid, too_deep, too_large, unrenderable, unwritable… */
+  reason: string;
+  error: string;
+  key: Buffer | null;
+  /** The original value, cut to a bounded size (`valueSize` is the original's). */
+  value: Buffer | null;
+  valueSize: number;
+  recordTimestamp: number;
+  quarantinedAt: number;
+}
+
+/** One URL's part of an attempt. */
+export interface AttemptTarget {
+  urlIndex: number;
+  /** Scheme, host and port only. */
+  origin: string;
+  outcome: 'success' | 'http_error' | 'timeout' | 'connection_error' | 'tls_error' | 'refused' | string;
+  status: number | null;
+  errorClass: string | null;
+  error: string | null;
+  durationMs: number;
+  /** First bytes of the response body (≤ 1 KiB). */
+  responseBody: Buffer | null;
+  retryAfterMs: number | null;
+}
+
+export type AttemptKind = 'attempt' | 'deferred' | 'preflight';
+export type AttemptOutcome = 'delivered' | 'retry' | 'dead' | 'deferred';
+export type DeliveryLane = 'first' | 'retry';
+
+/** Value of `<namespace>.attempts.v1` (key: deliveryId). */
+export interface DeliveryAttempt {
+  deliveryId: string;
+  messageId: string;
+  sourceId: string;
+  destinationId: string;
+  messageType: string;
+  userId: string | null;
+  anonymousId: string | null;
+  kind: AttemptKind | string;
+  attempt: number;
+  outcome: AttemptOutcome | string;
+  lane: DeliveryLane | string;
+  startedAt: number;
+  durationMs: number;
+  status: number | null;
+  error: string | null;
+  deferReason: 'circuit_open' | 'backlog_full' | string | null;
+  deadReason: string | null;
+  nextAttemptAt: number | null;
+  tier: string | null;
+  receivedAt: number;
+  replays: number;
+  targets: AttemptTarget[];
+}
+
+export type CircuitState = 'closed' | 'open' | 'half_open';
+
+/** Value of `<namespace>.destination-health.v1` (compacted; key `<destinationId>/<instanceId>`). */
+export interface DestinationHealth {
+  destinationId: string;
+  instanceId: string;
+  state: CircuitState | string;
+  stateSince: number;
+  openUntil: number | null;
+  openings: number;
+  consecutiveFailures: number;
+  windowRequests: number;
+  windowFailures: number;
+  lastSuccessAt: number | null;
+  lastFailureAt: number | null;
+  lastError: string | null;
+  queuedFirst: number;
+  queuedRetries: number;
+  inFlight: number;
+  attempts: number;
+  deferrals: number;
+  updatedAt: number;
+}
+
+export function quarantineKey(topic: string, partition: number, offset: string | number | bigint): string {
+  return `${topic}/${partition}/${offset}`;
+}
+
+export function destinationHealthKey(destinationId: string, instanceId: string): string {
+  return `${destinationId}/${instanceId}`;
 }
 
 export function deliveryKey(destinationId: string, messageId: string): string {

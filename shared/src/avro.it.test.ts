@@ -2,8 +2,8 @@ import avro from 'avsc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kafka, Producer } from 'kafkajs';
 import { loadSchema, type IngestMessage, type RawRecordSchema } from '@tributary/schemas';
-import { createTopics, readTopic, testCodec, testKafka, uniqueName } from '@tributary/test/harness';
-import { subjectFor } from './avro.js';
+import { createTopics, readTopic, stackEndpoints, testCodec, testKafka, testLogger, uniqueName } from '@tributary/test/harness';
+import { AvroCodec, AvroDecodeError, subjectFor } from './avro.js';
 import { createProducer } from './kafka.js';
 
 function sampleMessage(overrides: Partial<IngestMessage> = {}): IngestMessage {
@@ -112,5 +112,26 @@ describe('Avro through the real registry and broker', () => {
     const [record] = await readTopic(kafka, topic, { until: (records) => records.length >= 1 });
     const decoded = await testCodec().decode<IngestMessage>('ingest', record!.message.value!);
     expect(decoded).toEqual({ ...oldValue, integrations: null });
+  });
+
+  it('says why a value can never be decoded: not framed, unknown schema id, truncated', async () => {
+    const topic = uniqueName('it.avro.poison');
+    await createTopics(kafka, [topic]);
+    // This module's own class, so that `instanceof AvroDecodeError` holds.
+    const codec = new AvroCodec({ registryUrl: stackEndpoints().registryUrl, logger: testLogger('avro') });
+    await codec.register(topic, 'ingest');
+    const good = codec.encode(topic, sampleMessage());
+    const unknownId = Buffer.from(good);
+    unknownId.writeUInt32BE(2_000_000_000, 1);
+    const reasons = async (value: Buffer | null) =>
+      codec.decode('ingest', value).then(
+        () => 'decoded',
+        (error: unknown) => (error instanceof AvroDecodeError ? error.reason : `transient: ${String(error)}`),
+      );
+    expect(await reasons(Buffer.from('{"json":true}'))).toBe('not_framed');
+    expect(await reasons(null)).toBe('not_framed');
+    expect(await reasons(unknownId)).toBe('unknown_schema');
+    expect(await reasons(good.subarray(0, good.length - 10))).toBe('undecodable');
+    expect(await reasons(good)).toBe('decoded');
   });
 });

@@ -30,6 +30,30 @@ export class AvroEncodeError extends Error {
   }
 }
 
+/**
+ * Why a value can never be decoded, however often it is tried: it is not Confluent-framed,
+ * its schema id is unknown to the registry, its writer schema cannot be resolved into ours,
+ * or its bytes are not valid Avro of that schema (truncated, say). Any other failure of
+ * `decode` (the registry unreachable) may pass on a later try.
+ */
+export type UndecodableReason = 'not_framed' | 'unknown_schema' | 'incompatible_schema' | 'undecodable';
+
+export class AvroDecodeError extends Error {
+  constructor(
+    readonly reason: UndecodableReason,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'AvroDecodeError';
+  }
+}
+
+/** Registry answers that say a schema id does not exist (Confluent: HTTP 404, error 40403). */
+function isNotFound(error: unknown): boolean {
+  const status = (error as { status?: unknown } | null)?.status;
+  return status === 404;
+}
+
 interface TopicBinding {
   schemaId: number;
   type: avro.Type;
@@ -143,10 +167,14 @@ export class AvroCodec {
     return Buffer.concat([header, body], HEADER_BYTES + body.length);
   }
 
-  /** Decodes into the shape of `name`, resolving from whatever schema the writer used. */
-  async decode<T>(name: SchemaName, buffer: Buffer): Promise<T> {
-    if (buffer.length < HEADER_BYTES || buffer.readUInt8(0) !== MAGIC_BYTE) {
-      throw new Error('not a Confluent-framed Avro value (missing magic byte 0)');
+  /**
+   * Decodes into the shape of `name`, resolving from whatever schema the writer used.
+   * Throws `AvroDecodeError` when the value can never be decoded (see `UndecodableReason`);
+   * any other error is transient.
+   */
+  async decode<T>(name: SchemaName, buffer: Buffer | null): Promise<T> {
+    if (!buffer || buffer.length < HEADER_BYTES || buffer.readUInt8(0) !== MAGIC_BYTE) {
+      throw new AvroDecodeError('not_framed', 'not a Confluent-framed Avro value (missing magic byte 0)');
     }
     const writerId = buffer.readUInt32BE(1);
     const reader = this.reader(name);
@@ -154,22 +182,41 @@ export class AvroCodec {
     let resolver = this.resolvers.get(key);
     if (resolver === undefined) {
       const writer = await this.writerType(writerId);
-      resolver = writer.equals(reader) ? null : reader.createResolver(writer);
+      try {
+        resolver = writer.equals(reader) ? null : reader.createResolver(writer);
+      } catch (error) {
+        throw new AvroDecodeError('incompatible_schema', `writer schema ${writerId} cannot be read as ${name}: ${messageOf(error)}`);
+      }
       this.resolvers.set(key, resolver);
     }
     const payload = buffer.subarray(HEADER_BYTES);
-    return (resolver ? reader.fromBuffer(payload, resolver) : reader.fromBuffer(payload)) as T;
+    try {
+      return (resolver ? reader.fromBuffer(payload, resolver) : reader.fromBuffer(payload)) as T;
+    } catch (error) {
+      throw new AvroDecodeError('undecodable', `not valid Avro of schema ${writerId}: ${messageOf(error)}`);
+    }
   }
 
   private writerType(id: number): Promise<avro.Type> {
     let pending = this.writerFetches.get(id);
     if (!pending) {
-      pending = this.registry.getSchema(id).then((schema) => schema as unknown as avro.Type);
+      pending = this.registry.getSchema(id).then(
+        (schema) => schema as unknown as avro.Type,
+        (error: unknown) => {
+          // Schema ids are never reused: one the registry does not know stays unknown.
+          if (isNotFound(error)) throw new AvroDecodeError('unknown_schema', `schema id ${id} is not in the registry`);
+          throw error;
+        },
+      );
       pending.catch(() => this.writerFetches.delete(id));
       this.writerFetches.set(id, pending);
     }
     return pending;
   }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 export type { RawRecordSchema };

@@ -18,6 +18,8 @@ const delivery = (overrides: Partial<Delivery> = {}): Delivery => ({
   sourceId: 'web',
   messageId: 'm-1',
   messageType: 'track',
+  userId: null,
+  anonymousId: null,
   body: Buffer.from('{"type":"track"}'),
   receivedAt: 1_000,
   routedAt: 1_001,

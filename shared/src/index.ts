@@ -15,3 +15,4 @@ export * from './infrastructure.js';
 export * from './config-file.js';
 export * from './transactions.js';
 export * from './dead-letters.js';
+export * from './quarantine.js';

@@ -25,6 +25,17 @@ export function topicDefinitions(
     // One partition keeps the config history totally ordered; it is small and read whole.
     { topic: topics.config, schema: 'config', numPartitions: 1, config: { 'cleanup.policy': 'compact', 'min.compaction.lag.ms': '0' } },
     { topic: topics.deliveries, schema: 'delivery', config: { 'retention.ms': String(7 * DAY_MS) } },
+    { topic: topics.dueRetries, schema: 'delivery', config: { 'retention.ms': String(7 * DAY_MS) } },
+    // Quarantined records wait for an operator, like dead letters.
+    { topic: topics.quarantine, schema: 'quarantine', config: { 'retention.ms': String(30 * DAY_MS) } },
+    // The delivery log's source; the indexer keeps its own retention (DELIVERY_LOG_RETENTION).
+    { topic: topics.attempts, schema: 'attempt', config: { 'retention.ms': String(7 * DAY_MS) } },
+    // Republished while an instance is active; a key not written for a day is stale and goes.
+    {
+      topic: topics.destinationHealth,
+      schema: 'destination-health',
+      config: { 'cleanup.policy': 'compact,delete', 'retention.ms': String(DAY_MS), 'min.compaction.lag.ms': '0' },
+    },
     // Dead letters wait for an operator; keep them for a month.
     { topic: topics.deadLetters, schema: 'dlq', config: { 'retention.ms': String(30 * DAY_MS) } },
     // A replay marker must outlive the dead letter it marks (dead-letters.ts). Kafka deletes

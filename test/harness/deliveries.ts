@@ -13,6 +13,8 @@ export function testDelivery(destinationId: string, messageId: string, fields: P
     sourceId: 'web',
     messageId,
     messageType: 'track',
+    userId: 'u-1',
+    anonymousId: null,
     body: Buffer.from(JSON.stringify({ version: 1, type: 'track', messageId })),
     receivedAt,
     routedAt: receivedAt,

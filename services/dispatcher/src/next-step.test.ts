@@ -12,6 +12,8 @@ const delivery: Delivery = {
   sourceId: 'web',
   messageId: 'm1',
   messageType: 'track',
+  userId: null,
+  anonymousId: null,
   body: Buffer.from('{}'),
   receivedAt: T0 - 100,
   routedAt: T0 - 50,

@@ -12,6 +12,8 @@ const delivery = (firstAttemptAt: number | null = FIRST): Delivery => ({
   sourceId: 's',
   messageId: 'm',
   messageType: 'track',
+  userId: null,
+  anonymousId: null,
   body: Buffer.from('{}'),
   receivedAt: FIRST - 10,
   routedAt: FIRST - 5,

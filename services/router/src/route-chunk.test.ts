@@ -42,6 +42,8 @@ describe('routeChunk', () => {
       sourceId: 'web',
       messageId: 'msg-track-1',
       messageType: 'track',
+      userId: FIXTURES.track.userId,
+      anonymousId: FIXTURES.track.anonymousId,
       body: readFileSync(new URL('./__golden__/track.json', import.meta.url)),
       receivedAt: FIXTURES.track.receivedAt,
       routedAt: NOW,

@@ -71,6 +71,8 @@ function routeMessage(message: IngestMessage, config: ConfigLookup, claims: Dedu
       sourceId: message.sourceId,
       messageId: message.messageId,
       messageType: message.type,
+      userId: message.userId,
+      anonymousId: message.anonymousId,
       body,
       receivedAt: message.receivedAt,
       routedAt: claims.now,

@@ -64,6 +64,8 @@ describe('routing', () => {
           sourceId: 'web',
           messageId: FIXTURES[type].messageId,
           messageType: type,
+          userId: FIXTURES[type].userId,
+          anonymousId: FIXTURES[type].anonymousId,
           receivedAt: FIXTURES[type].receivedAt,
           attempts: 0,
           firstAttemptAt: null,

@@ -1,0 +1,88 @@
+/**
+ * The quarantine: where a service puts a record it can never handle — undecodable, invalid,
+ * impossible to render or to write — so that the partition it sits in moves on. Every
+ * consume loop writes the quarantine record in the same transaction as the consumed offset
+ * that skips the original, so a poison record is neither lost nor handled twice, and it
+ * never blocks the records behind it.
+ *
+ * Pure: `quarantineRecord` builds the value, `quarantineMessage` the Kafka message; the
+ * caller puts it into its own transaction.
+ */
+import { quarantineKey, type QuarantinedRecord, type TopicNames } from '@tributary/schemas';
+import type { Message } from 'kafkajs';
+import { AvroDecodeError, type AvroCodec } from './avro.js';
+
+/**
+ * The original value is kept up to this many bytes: enough to see what a producer wrote,
+ * small enough that the quarantine record always fits in a produce request however large
+ * the original was.
+ */
+export const QUARANTINE_VALUE_BYTES_KEPT = 64 * 1024;
+
+export type QuarantineReason =
+  | 'not_framed'
+  | 'unknown_schema'
+  | 'incompatible_schema'
+  | 'undecodable'
+  | 'invalid'
+  | 'too_deep'
+  | 'too_large'
+  | 'unrenderable'
+  | 'unwritable';
+
+/** What a consume loop knows about the record it gives up on. */
+export interface PoisonRecord {
+  topic: string;
+  partition: number;
+  offset: string;
+  key: Buffer | null;
+  value: Buffer | null;
+  /** The Kafka record timestamp (epoch ms, as kafkajs gives it: a string). */
+  timestamp: string;
+}
+
+export interface QuarantineCause {
+  reason: QuarantineReason;
+  error: string;
+}
+
+export function quarantineRecord(service: string, record: PoisonRecord, cause: QuarantineCause, now: number): QuarantinedRecord {
+  const valueSize = record.value?.length ?? 0;
+  const recordTimestamp = Number(record.timestamp);
+  return {
+    service,
+    sourceTopic: record.topic,
+    partition: record.partition,
+    offset: Number(record.offset),
+    reason: cause.reason,
+    error: cause.error.length > 2000 ? `${cause.error.slice(0, 2000)}…` : cause.error,
+    key: record.key && record.key.length > 1024 ? record.key.subarray(0, 1024) : record.key,
+    value: record.value && valueSize > QUARANTINE_VALUE_BYTES_KEPT ? record.value.subarray(0, QUARANTINE_VALUE_BYTES_KEPT) : record.value,
+    valueSize,
+    recordTimestamp: Number.isFinite(recordTimestamp) ? recordTimestamp : now,
+    quarantinedAt: now,
+  };
+}
+
+/** The Kafka message for the quarantine topic (key `<topic>/<partition>/<offset>`). */
+export function quarantineMessage(
+  codec: AvroCodec,
+  topics: TopicNames,
+  service: string,
+  record: PoisonRecord,
+  cause: QuarantineCause,
+  now: number,
+): { topic: string; message: Message } {
+  const value = codec.encode(topics.quarantine, quarantineRecord(service, record, cause, now));
+  return { topic: topics.quarantine, message: { key: quarantineKey(record.topic, record.partition, record.offset), value } };
+}
+
+/**
+ * The quarantine cause when `error` (from `AvroCodec.decode`) says the record can never be
+ * decoded; undefined when it may pass on a later try (the registry unreachable), in which
+ * case the caller must retry rather than quarantine.
+ */
+export function undecodableCause(error: unknown): QuarantineCause | undefined {
+  if (error instanceof AvroDecodeError) return { reason: error.reason, error: error.message };
+  return undefined;
+}
