@@ -226,13 +226,17 @@ export interface RetryRecord {
 export type DeadLetterReason =
   | 'expired'
   | 'http_status'
+  /** 410 Gone from every URL: the receiver says this endpoint will not come back. */
+  | 'gone'
   | 'redirect'
   | 'tls'
   | 'blocked_address'
   | 'invalid_url'
   | 'destination_disabled'
   | 'destination_deleted'
-  | 'undeliverable';
+  | 'undeliverable'
+  /** The outcome record would exceed the broker's record size limit. */
+  | 'too_large';
 
 /** Value of tributary.deliveries.dlq.v1. */
 export interface DeadLetter {

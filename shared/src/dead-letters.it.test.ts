@@ -55,7 +55,7 @@ async function write(letters: DeadLetter[], timestamp?: number): Promise<void> {
 }
 
 async function replayedDeliveries(): Promise<Delivery[]> {
-  const records = await readTopicToEnd(kafka, topics.deliveries);
+  const records = await readTopicToEnd(kafka, topics.dueRetries);
   return Promise.all(records.map(({ message }) => codec.decode<Delivery>('delivery', message.value!)));
 }
 

@@ -1,9 +1,10 @@
 /**
- * Dead letters for operators: listing them and replaying them to the deliveries topic with a
- * fresh retry window. The admin API (ingest) calls this; the CLI wraps the admin API.
+ * Dead letters for operators: listing them and replaying them to the retry lane
+ * (`<namespace>.deliveries.retries.v1`) with a fresh retry window — the retry lane, so that a
+ * replay of thousands never queues in front of first attempts. The admin API (ingest) calls this; the CLI wraps the admin API.
  *
  * A dead letter is identified by its place on the dead-letter topic, `<partition>/<offset>`.
- * Replaying one writes its delivery back to the deliveries topic and a marker under that key
+ * Replaying one writes its delivery back to the retry lane and a marker under that key
  * to `<namespace>.dlq-replays.v1`, in one transaction: running the same replay again finds
  * the markers and skips what was already replayed, and a crash leaves either both or
  * neither. A delivery that dies again after its replay is a new dead letter, replayable in
@@ -31,7 +32,8 @@ import { sendInChunks } from './transactions.js';
 /** Every reason a delivery is dead-lettered for; typed so that a new reason must be described here. */
 export const DEAD_LETTER_REASONS: Readonly<Record<DeadLetterReason, string>> = {
   expired: 'no attempt fits in the retry window any more',
-  http_status: 'a 4xx answer other than 408 and 429',
+  http_status: 'a 4xx answer other than 408, 410 and 429',
+  gone: 'every URL answered 410 Gone',
   redirect: 'a 3xx answer (redirects are not followed)',
   tls: 'the certificate was refused (self-signed, expired, wrong host); nothing was sent',
   blocked_address: 'the URL resolves to a private or loopback address',
@@ -39,6 +41,7 @@ export const DEAD_LETTER_REASONS: Readonly<Record<DeadLetterReason, string>> = {
   destination_disabled: 'the destination was disabled',
   destination_deleted: 'the destination was deleted',
   undeliverable: 'a request that cannot be built (an invalid header)',
+  too_large: 'the outcome record would exceed the broker’s record size limit',
 };
 
 export function isDeadLetterReason(reason: string): reason is DeadLetterReason {
@@ -251,10 +254,10 @@ export class DeadLetterStore {
       const markers = await this.readMarkers();
       const matched = await this.matching(filter);
       const plan = planReplay(matched, (key) => markers.has(key), Date.now());
-      const deliveries = plan.replay.map(({ delivery }) => ({ key: delivery.deliveryId, value: codec.encode(topics.deliveries, delivery) }));
+      const deliveries = plan.replay.map(({ delivery }) => ({ key: delivery.deliveryId, value: codec.encode(topics.dueRetries, delivery) }));
       const markerRecords = plan.replay.map(({ markerKey, marker }) => ({ key: markerKey, value: codec.encode(topics.deadLetterReplays, marker) }));
       await sendInChunks(transaction, [
-        { topic: topics.deliveries, messages: deliveries },
+        { topic: topics.dueRetries, messages: deliveries },
         { topic: topics.deadLetterReplays, messages: markerRecords },
       ]);
       await transaction.commit();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isPastWindow, ladderTiers, planRetry, validateLadder, type RetryLadder } from './retry-ladder.js';
+import { isPastWindow, ladderTiers, planRetry, planRetryAfter, validateLadder, type RetryLadder } from './retry-ladder.js';
 
 const scaled: RetryLadder = { delaysMs: [100, 200, 400, 800, 1600], windowMs: 3000 };
 
@@ -31,6 +31,25 @@ describe('planRetry', () => {
     }
     expect(attempts).toEqual([0, 110, 320, 730, 1540]);
     expect(attempts.every((time) => time <= scaled.windowMs)).toBe(true);
+  });
+});
+
+describe('planRetryAfter', () => {
+  const ladder: RetryLadder = { delaysMs: [10_000, 60_000, 300_000, 3_600_000], windowMs: 4 * 3_600_000 };
+
+  it('uses the smallest tier that waits at least as long as the receiver asked', () => {
+    expect(planRetryAfter(ladder, 0, 0, 1_000)).toEqual({ kind: 'retry', tier: '10s', delayMs: 10_000, dueAt: 11_000 });
+    expect(planRetryAfter(ladder, 10_000, 0, 1_000)).toMatchObject({ tier: '10s' });
+    expect(planRetryAfter(ladder, 10_001, 0, 1_000)).toMatchObject({ tier: '1m', dueAt: 61_000 });
+    expect(planRetryAfter(ladder, 120_000, 0, 1_000)).toMatchObject({ tier: '5m' });
+  });
+
+  it('is bounded by the longest tier', () => {
+    expect(planRetryAfter(ladder, 86_400_000, 0, 0)).toMatchObject({ tier: '1h', dueAt: 3_600_000 });
+  });
+
+  it('never goes past the window', () => {
+    expect(planRetryAfter(ladder, 300_000, 0, 4 * 3_600_000 - 60_000)).toEqual({ kind: 'expired', wouldBeDueAt: 4 * 3_600_000 + 240_000, deadline: 4 * 3_600_000 });
   });
 });
 

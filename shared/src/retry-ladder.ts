@@ -57,6 +57,21 @@ export function planRetry(ladder: RetryLadder, attemptsMade: number, firstAttemp
   return { kind: 'retry', tier: tierLabel(delayMs), delayMs, dueAt };
 }
 
+/**
+ * A retry the receiver asked to come no sooner than `retryAfterMs` (Retry-After on a 429 or
+ * 503): on the smallest tier whose delay is at least that long, so every tier topic stays in
+ * due order and the receiver is never asked earlier than it wished — unless it asked for more
+ * than the longest tier, which then bounds the wait. Like every retry, inside the window.
+ */
+export function planRetryAfter(ladder: RetryLadder, retryAfterMs: number, firstAttemptAt: number, now: number): RetryPlan {
+  const tiers = ladderTiers(ladder).sort((a, b) => a.delayMs - b.delayMs);
+  const tier = tiers.find((candidate) => candidate.delayMs >= retryAfterMs) ?? tiers[tiers.length - 1]!;
+  const dueAt = now + tier.delayMs;
+  const deadline = firstAttemptAt + ladder.windowMs;
+  if (dueAt > deadline) return { kind: 'expired', wouldBeDueAt: dueAt, deadline };
+  return { kind: 'retry', tier: tier.label, delayMs: tier.delayMs, dueAt };
+}
+
 /** Whether an attempt at `now` would fall outside the window (it must not be made). */
 export function isPastWindow(ladder: RetryLadder, firstAttemptAt: number | null, now: number): boolean {
   return firstAttemptAt !== null && now > firstAttemptAt + ladder.windowMs;

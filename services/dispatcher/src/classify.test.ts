@@ -23,8 +23,22 @@ describe('classifyResult', () => {
     expect(classifyResult(response(status))).toMatchObject({ class: 'retryable', kind: 'http_status', status, detail: `HTTP ${status}` });
   });
 
-  it.each([400, 401, 403, 404, 405, 409, 410, 413, 422, 451])('%i is fatal (http_status)', (status) => {
+  it.each([400, 401, 403, 404, 405, 409, 413, 422, 451])('%i is fatal (http_status)', (status) => {
     expect(classifyResult(response(status))).toMatchObject({ class: 'fatal', reason: 'http_status', status });
+  });
+
+  it('410 is fatal with its own reason, gone', () => {
+    expect(classifyResult(response(410))).toEqual({ class: 'fatal', reason: 'gone', status: 410, detail: 'HTTP 410 (Gone)' });
+  });
+
+  it('a Retry-After on a retryable answer travels with the verdict', () => {
+    expect(classifyResult({ kind: 'response', status: 429, retryAfterMs: 30_000 })).toEqual({
+      class: 'retryable',
+      kind: 'http_status',
+      status: 429,
+      detail: 'HTTP 429',
+      retryAfterMs: 30_000,
+    });
   });
 
   it.each([300, 301, 302, 303, 307, 308])('%i is fatal (redirect, not followed)', (status) => {
@@ -94,6 +108,15 @@ describe('classifyDelivery', () => {
       status: 503,
       error: 'a: HTTP 404; b: timeout: no complete answer within 5000 ms; c: HTTP 503',
     });
+  });
+
+  it('keeps the longest Retry-After any URL asked for', () => {
+    const verdict = classifyDelivery([
+      at('a', { kind: 'response', status: 503, retryAfterMs: 5_000 }),
+      at('b', { kind: 'response', status: 429, retryAfterMs: 60_000 }),
+      at('c', error('ECONNREFUSED')),
+    ]);
+    expect(verdict).toMatchObject({ kind: 'retry', status: 503, retryAfterMs: 60_000 });
   });
 
   it('only fatal failures: dead with the reason and status of the first', () => {

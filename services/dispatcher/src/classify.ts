@@ -7,6 +7,7 @@
  * |-----------------------------------------------------------|-----------------------------|
  * | 2xx                                                       | success                     |
  * | 5xx, 408, 429                                             | retryable (http_status)     |
+ * | 410 Gone                                                  | fatal gone                  |
  * | other 4xx                                                 | fatal http_status           |
  * | 3xx (redirects are never followed)                        | fatal redirect              |
  * | no complete answer within WEBHOOK_TIMEOUT                 | retryable timeout           |
@@ -22,20 +23,23 @@
  * yet, recovers as soon as it is fixed — its pending deliveries go through on the next
  * retry instead of sitting in the dead-letter topic. The 4 h window bounds the cost.
  * Unknown transport errors are retryable for the same reason: the window bounds them.
+ *
+ * A `Retry-After` on a retryable answer (429, 503…) travels with the verdict: it sets the
+ * delay before the next attempt and pauses the destination's circuit (breaker.ts).
  */
 import type { DeadLetterReason } from '@tributary/schemas';
 
 export type UrlResult =
-  | { kind: 'response'; status: number }
+  | { kind: 'response'; status: number; retryAfterMs?: number | undefined; body?: Buffer | undefined }
   | { kind: 'timeout'; timeoutMs: number }
   | { kind: 'error'; code: string | undefined; message: string };
 
 export type RetryableKind = 'timeout' | 'connection' | 'dns' | 'http_status';
-export type FatalReason = Extract<DeadLetterReason, 'http_status' | 'redirect' | 'tls' | 'blocked_address' | 'invalid_url' | 'undeliverable'>;
+export type FatalReason = Extract<DeadLetterReason, 'http_status' | 'gone' | 'redirect' | 'tls' | 'blocked_address' | 'invalid_url' | 'undeliverable'>;
 
 export type UrlVerdict =
   | { class: 'success'; status: number }
-  | { class: 'retryable'; kind: RetryableKind; status: number | null; detail: string }
+  | { class: 'retryable'; kind: RetryableKind; status: number | null; detail: string; retryAfterMs?: number | undefined }
   | { class: 'fatal'; reason: FatalReason; status: number | null; detail: string };
 
 /** Error code our SSRF guard raises; classified as `blocked_address`. */
@@ -80,7 +84,12 @@ export function classifyResult(result: UrlResult): UrlVerdict {
       const { status } = result;
       if (status >= 200 && status < 300) return { class: 'success', status };
       const detail = `HTTP ${status}`;
-      if (status >= 500 || status === 408 || status === 429) return { class: 'retryable', kind: 'http_status', status, detail };
+      if (status >= 500 || status === 408 || status === 429) {
+        const verdict: UrlVerdict = { class: 'retryable', kind: 'http_status', status, detail };
+        if (result.retryAfterMs !== undefined) verdict.retryAfterMs = result.retryAfterMs;
+        return verdict;
+      }
+      if (status === 410) return { class: 'fatal', reason: 'gone', status, detail: `${detail} (Gone)` };
       if (status >= 300 && status < 400) return { class: 'fatal', reason: 'redirect', status, detail: `${detail} (redirects are not followed)` };
       return { class: 'fatal', reason: 'http_status', status, detail };
     }
@@ -108,7 +117,7 @@ export interface TargetVerdict {
 
 export type DeliveryVerdict =
   | { kind: 'delivered'; status: number }
-  | { kind: 'retry'; status: number | null; error: string }
+  | { kind: 'retry'; status: number | null; error: string; retryAfterMs?: number | undefined }
   | { kind: 'dead'; reason: FatalReason; status: number | null; error: string };
 
 function summary(results: TargetVerdict[]): string {
@@ -133,7 +142,12 @@ export function classifyDelivery(results: TargetVerdict[]): DeliveryVerdict {
   if (retryable.length > 0) {
     // lastStatus: the first HTTP status among the retryable failures, if any answered.
     const status = retryable.find((verdict) => verdict.status !== null)?.status ?? null;
-    return { kind: 'retry', status, error: summary(results) };
+    const retry: DeliveryVerdict = { kind: 'retry', status, error: summary(results) };
+    // Of several receivers asking for a pause, the longest wish is kept: none is asked sooner than it wanted.
+    for (const verdict of retryable) {
+      if (verdict.class === 'retryable' && verdict.retryAfterMs !== undefined) retry.retryAfterMs = Math.max(retry.retryAfterMs ?? 0, verdict.retryAfterMs);
+    }
+    return retry;
   }
   for (const verdict of verdicts) {
     if (verdict.class === 'fatal') return { kind: 'dead', reason: verdict.reason, status: verdict.status, error: summary(results) };

@@ -1,55 +1,69 @@
 /**
- * The Kafka side of delivery: reads `Delivery` records, hands them to the scheduler,
- * attempts them over HTTP, writes retry records and dead letters, and commits offsets.
+ * The dispatcher's loop: deliveries come in through two lanes (lane-reader.ts) — first
+ * attempts and due retries — are admitted or deferred (admission.ts, breaker.ts), wait their
+ * turn (fair-queue.ts), are attempted (attempt.ts), and settle into their partition's ledger
+ * (ledger.ts) with the records their outcome writes; the outcome writer commits those records
+ * with the offsets that pass them, in one transaction (outcome-writer.ts).
  *
- * - Deliveries of a partition are processed concurrently; the scheduler bounds the
- *   attempts running globally and per destination and decides when a stalled
- *   destination's deliveries are deferred instead of queued (see scheduler.ts).
- * - Fetching waits only while the buffer (deliveries read and not yet settled) is full.
- * - A delivery is settled once its outcome is durable: delivered, or its retry record or
- *   dead letter acknowledged by Kafka. Offsets are committed per partition up to the
- *   lowest unsettled delivery (offsets.ts), every COMMIT_INTERVAL_MS and at shutdown.
- * - Rebalance: partitions no longer assigned are dropped — their queued deliveries are
- *   abandoned (the next owner reads them again from the committed offset), attempts
- *   already running finish but are never committed here. A partition kept across a
- *   rebalance is re-fetched from its committed offset; records this process already read
- *   are skipped, so nothing is attempted twice.
- * - Shutdown: stop fetching, abandon queued deliveries, let running attempts finish and
- *   their outcomes be written (bounded by the drain timeout), commit, disconnect.
+ * What one destination can cost the others:
+ * - Failing (refused, 5xx, hanging): its circuit opens after a few failures and its
+ *   deliveries are deferred to the retry ladder as they are read, without a request — a
+ *   decode, an encode and a record each, no slot and no wait. Its queued deliveries are
+ *   deferred the moment it opens.
+ * - Slow: it holds at most its own request slots and its bounded queue; beyond that its
+ *   deliveries are deferred (`backlog_full`), so the buffer every destination's deliveries
+ *   pass through never fills with one destination's.
+ * - A flood of due retries or replays arrives in its own lane, with its own buffer.
+ * - A record nobody can decode, or an outcome too large to write, goes to the quarantine.
  */
-import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Consumer, EachBatchPayload, Kafka, Producer } from 'kafkajs';
-import { createConsumer, createProducer, type AvroCodec, type ConfigView, type Logger, type RetryLadder } from '@tributary/shared';
-import { deliveryKey, type Delivery, type TopicNames } from '@tributary/schemas';
-import { classifyDelivery, classifyResult, requestOutcome, statusClass, urlLabel, type TargetVerdict } from './classify.js';
+import type { Kafka, KafkaMessage } from 'kafkajs';
+import {
+  configKey,
+  quarantineMessage,
+  type AvroCodec,
+  type ConfigView,
+  type Logger,
+  type QuarantineCause,
+  type Readiness,
+  type RetryLadder,
+  type TransactionalOutput,
+} from '@tributary/shared';
+import { destinationHealthKey, type Delivery, type DeliveryLane, type Destination, type TopicNames } from '@tributary/schemas';
+import { admit, type BacklogLimits, type DeferReason } from './admission.js';
+import { attemptDelivery, type AttemptOutcome } from './attempt.js';
+import { attemptRecord, type AttemptFacts } from './attempt-log.js';
+import type { BreakerSettings } from './breaker.js';
+import { statusClass, requestOutcome } from './classify.js';
 import type { ConfigFreshness } from './config-freshness.js';
-import type { DispatcherMetrics } from './metrics.js';
-import { afterAttempt, deferral, preflight, type Settlement } from './next-step.js';
-import { settleOnFirstSuccess } from './first-success.js';
-import { PartitionProgress } from './offsets.js';
-import { RecordWriter } from './record-writer.js';
-import { buildRequest } from './request.js';
-import { DestinationScheduler, type SchedulerLimits, type Started } from './scheduler.js';
+import { FairQueue, type FairQueueLimits, type Queued, type Started } from './fair-queue.js';
+import { HealthBoard, type Transition } from './health-board.js';
+import { LaneReader, type LaneHandler } from './lane-reader.js';
+import { outputBytes, PartitionLedger, type Output } from './ledger.js';
+import { CIRCUIT_STATE_VALUE, forgetDestinationSeries, type DispatcherMetrics } from './metrics.js';
+import { deferral, type Settlement } from './next-step.js';
+import { OutcomeWriter, type OwnedLedger } from './outcome-writer.js';
 import type { WebhookClient } from './webhook-client.js';
 
-const COMMIT_INTERVAL_MS = 200;
-/** How often a fetch waiting for room re-checks time-based conditions and heartbeats. */
-const WAIT_TICK_MS = 100;
-/**
- * Longest stretch of batch processing without yielding to the event loop. Decoding is
- * synchronous once the schema is cached, so a large batch would otherwise hold back the
- * HTTP responses of running attempts — inflating their durations, which the scheduler
- * reads to judge whether a destination is stalled.
- */
-const MAX_SLICE_MS = 5;
-/**
- * The event loop is probed every LOOP_PROBE_MS; a probe later than LOOP_GAP_MS means the
- * loop was blocked, and silence of destinations during that time is not held against them.
- */
+/** The event loop is probed this often; a probe later than LOOP_GAP_MS means it was blocked. */
 const LOOP_PROBE_MS = 20;
 const LOOP_GAP_MS = 100;
-/** kafkajs hands batches of this many partitions to `eachBatch` at once. */
-const PARTITIONS_CONSUMED_CONCURRENTLY = 8;
+/** Destination health is published this often (and at once on a circuit change). */
+const HEALTH_INTERVAL_MS = 5_000;
+/** A closed, quiet destination with nothing queued is forgotten (its health withdrawn) after this long. */
+const HEALTH_IDLE_MS = 5 * 60_000;
+/** Deferrals are logged one line per destination per this interval, not one per delivery. */
+const DEFERRAL_LOG_INTERVAL_MS = 10_000;
+/** Bytes of outcome records per transaction. */
+const MAX_TRANSACTION_BYTES = 8 * 1024 * 1024;
+/** Headroom kept under the record size limit for the record's framing. */
+const RECORD_OVERHEAD_BYTES = 512;
+
+export interface DispatcherLimits extends FairQueueLimits, BacklogLimits {
+  maxBuffered: number;
+  maxBufferedBytes: number;
+  maxStagedBytes: number;
+  maxRecordBytes: number;
+}
 
 export interface DispatcherOptions {
   kafka: Kafka;
@@ -58,359 +72,126 @@ export interface DispatcherOptions {
   config: ConfigView;
   freshness: ConfigFreshness;
   client: WebhookClient;
+  output: TransactionalOutput;
   logger: Logger;
   metrics: DispatcherMetrics;
+  readiness: Readiness;
   ladder: RetryLadder;
-  limits: SchedulerLimits & { maxBuffered: number };
+  breaker: BreakerSettings;
+  limits: DispatcherLimits;
+  commitIntervalMs: number;
+  /** Test-only fault injection (DELIVERY_TEST_COMMIT_DELAY): see OutcomeWriterOptions. */
+  delayBeforeCommitMs?: number;
+  disableOnGone: boolean;
+  instanceId: string;
+  /** Consumer group prefix; the lanes use `<prefix>` (first attempts) and `<prefix>-retries`. */
   groupId: string;
-  /** Called when an outcome cannot be recorded at all; the process should stop (its offset stays uncommitted). */
+  /** The process should stop: the outcome writer met an error no retry fixes. */
   onFatal(error: unknown): void;
 }
 
-interface Job {
+interface Job extends Queued {
   delivery: Delivery;
-  progress: PartitionProgress;
+  ledger: PartitionLedger;
   offset: bigint;
   /** When this process read the record: a config check started after it covers it. */
   readAt: number;
+  probe: boolean;
 }
 
-interface Attempt {
-  settlement: Settlement;
-  attempt: number;
-  results: TargetVerdict[];
-  durationMs: number;
-  /** Put back without a request because the destination is stalled. */
-  deferred?: boolean;
+interface LaneState {
+  reader: LaneReader;
+  topic: string;
+  groupId: string;
+  ledgers: Map<number, PartitionLedger>;
+  unsettled: number;
+  unsettledBytes: number;
 }
 
-export class Dispatcher {
-  private readonly consumer: Consumer;
-  private readonly producer: Producer;
-  private readonly writer: RecordWriter;
-  private readonly scheduler: DestinationScheduler<Job>;
-  private readonly progress = new Map<number, PartitionProgress>();
+export class Dispatcher implements LaneHandler {
+  private readonly queue: FairQueue<Job>;
+  private readonly health: HealthBoard;
+  private readonly writer: OutcomeWriter;
+  private readonly lanes: Record<DeliveryLane, LaneState>;
   private listeners = new Set<() => void>();
-  private buffered = 0;
   private stopping = false;
-  private commitTimer: NodeJS.Timeout | undefined;
-  private loopProbe: NodeJS.Timeout | undefined;
   private lastProbeAt = Date.now();
-  private committing: Promise<void> | undefined;
+  private blockedUntil = 0;
+  private readonly timers: NodeJS.Timeout[] = [];
+  /** Health records (and withdrawals) waiting for the next transaction. */
+  private pendingHealth = new Map<string, Output>();
+  private running = 0;
 
   constructor(private readonly options: DispatcherOptions) {
-    this.consumer = createConsumer(options.kafka, options.groupId);
-    this.producer = createProducer(options.kafka);
-    this.writer = new RecordWriter(this.producer, options.logger);
-    this.scheduler = new DestinationScheduler<Job>(options.limits);
+    const { kafka, codec, topics, logger, readiness, groupId } = options;
+    this.queue = new FairQueue<Job>(options.limits);
+    this.health = new HealthBoard(options.breaker, options.instanceId);
+    const lane = (name: DeliveryLane, topic: string, group: string): LaneState => ({
+      reader: new LaneReader({ kafka, codec, lane: name, topic, groupId: group, handler: this, logger, readiness }),
+      topic,
+      groupId: group,
+      ledgers: new Map(),
+      unsettled: 0,
+      unsettledBytes: 0,
+    });
+    this.lanes = { first: lane('first', topics.deliveries, groupId), retry: lane('retry', topics.dueRetries, `${groupId}-retries`) };
+    this.writer = new OutcomeWriter({
+      output: options.output,
+      kafka,
+      logger,
+      metrics: options.metrics,
+      readiness,
+      intervalMs: options.commitIntervalMs,
+      delayBeforeCommitMs: options.delayBeforeCommitMs ?? 0,
+      maxTransactionBytes: MAX_TRANSACTION_BYTES,
+      ledgers: () => this.ownedLedgers(),
+      extras: () => this.takeHealthRecords(),
+      restoreExtras: (records) => {
+        for (const record of records) if (!this.pendingHealth.has(record.key)) this.pendingHealth.set(record.key, record);
+      },
+      onFatal: options.onFatal,
+    });
   }
 
   async start(): Promise<void> {
-    const { topics, logger } = this.options;
-    await this.producer.connect();
-    await this.consumer.connect();
-    this.consumer.on(this.consumer.events.GROUP_JOIN, ({ payload }) => {
-      this.onAssignment(payload.memberAssignment[topics.deliveries] ?? []);
-    });
-    // Kafka still accepts commits of the old generation while a rebalance is being prepared.
-    this.consumer.on(this.consumer.events.REBALANCING, () => void this.commit());
-    this.consumer.on(this.consumer.events.CRASH, ({ payload }) => {
-      logger.error({ err: payload.error, restart: payload.restart }, 'deliveries consumer crashed');
-      if (!payload.restart) this.fail(payload.error);
-    });
-    // A new group starts at the beginning: deliveries written before the first start are still due.
-    await this.consumer.subscribe({ topic: topics.deliveries, fromBeginning: true });
-    await this.consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: PARTITIONS_CONSUMED_CONCURRENTLY,
-      eachBatch: (payload) => this.onBatch(payload),
-    });
-    this.commitTimer = setInterval(() => void this.commit(), COMMIT_INTERVAL_MS);
-    this.loopProbe = setInterval(() => this.probeLoop(), LOOP_PROBE_MS);
-    this.loopProbe.unref();
-  }
-
-  /** Tells the scheduler when the event loop was blocked (see LOOP_GAP_MS). */
-  private probeLoop(): void {
-    const now = Date.now();
-    if (now - this.lastProbeAt > LOOP_GAP_MS) this.scheduler.noteUnresponsiveUntil(now);
-    this.lastProbeAt = now;
+    this.writer.start();
+    await Promise.all([this.lanes.first.reader.start(), this.lanes.retry.reader.start()]);
+    const probe = setInterval(() => this.probeLoop(), LOOP_PROBE_MS);
+    const gauges = setInterval(() => this.updateGauges(), 1_000);
+    const healthTick = setInterval(() => this.publishHealth(), HEALTH_INTERVAL_MS);
+    const deferrals = setInterval(() => this.logDeferrals(), DEFERRAL_LOG_INTERVAL_MS);
+    for (const timer of [probe, gauges, healthTick, deferrals]) {
+      timer.unref();
+      this.timers.push(timer);
+    }
   }
 
   async stop(drainTimeoutMs: number): Promise<void> {
-    const { logger, topics } = this.options;
+    const { logger } = this.options;
     this.stopping = true;
-    clearInterval(this.commitTimer);
-    clearInterval(this.loopProbe);
-    this.consumer.pause([{ topic: topics.deliveries }]);
-    const abandoned = this.scheduler.removeQueued(() => true);
-    this.release(abandoned.length);
-    const drained = await this.drained(drainTimeoutMs);
-    if (!drained) logger.warn({ unsettled: this.buffered }, 'shutdown: deliveries still unsettled at the drain timeout; they will be read again');
-    await this.committing;
-    await this.commit();
-    await this.consumer.disconnect();
-    this.writer.close();
-    await this.producer.disconnect();
+    for (const timer of this.timers) clearInterval(timer);
+    for (const lane of Object.values(this.lanes)) lane.reader.pause();
+    const abandoned = this.queue.removeQueued(() => true);
+    for (const job of abandoned) this.release(job);
+    const deadline = Date.now() + drainTimeoutMs;
+    while (this.running > 0 && Date.now() < deadline) await this.changed(Math.min(100, deadline - Date.now()));
+    if (this.running > 0) logger.warn({ running: this.running }, 'shutdown: attempts still running at the drain timeout; their deliveries will be read again');
+    // This instance's view of its destinations is withdrawn: others' views stand alone.
+    for (const destinationId of [...this.health.destinations()]) this.stageHealthWithdrawal(destinationId);
+    await this.writer.stop(Math.max(1_000, deadline - Date.now()));
+    await Promise.all(Object.values(this.lanes).map((lane) => lane.reader.stop()));
     logger.info({ abandonedQueued: abandoned.length }, 'dispatcher stopped');
   }
 
-  private async onBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
-    const { partition } = batch;
-    const first = batch.messages[0];
-    if (!first) return;
-    let progress = this.progress.get(partition);
-    if (!progress) {
-      progress = new PartitionProgress(partition, BigInt(first.offset));
-      this.progress.set(partition, progress);
-    }
-    const stillOwned = () => !this.stopping && isRunning() && !isStale() && this.progress.get(partition) === progress;
-    let sliceStart = performance.now();
-    for (const message of batch.messages) {
-      if (performance.now() - sliceStart > MAX_SLICE_MS) {
-        await nextTurn();
-        sliceStart = performance.now();
-      }
-      if (!stillOwned()) return;
-      const offset = BigInt(message.offset);
-      if (progress.hasRead(offset)) {
-        resolveOffset(message.offset);
-        continue;
-      }
-      if (!(await this.waitForBuffer(stillOwned, heartbeat))) return;
-      const delivery = await this.decode(message.value, partition, message.offset);
-      // Shutdown or a revocation may have begun during the decode.
-      if (!stillOwned()) return;
-      if (!delivery) {
-        progress.read(offset);
-        progress.settle(offset);
-        resolveOffset(message.offset);
-        continue;
-      }
-      progress.read(offset);
-      this.buffered++;
-      this.options.metrics.buffered.set(this.buffered);
-      const job: Job = { delivery, progress, offset, readAt: Date.now() };
-      // The probe may not have run yet after a block that just ended.
-      if (job.readAt - this.lastProbeAt > LOOP_GAP_MS) this.scheduler.noteUnresponsiveUntil(job.readAt);
-      if (this.scheduler.admission(delivery.destinationId, job.readAt) === 'defer') {
-        for (const deferred of [job, ...this.scheduler.trimExcess(delivery.destinationId)]) {
-          this.defer(deferred).catch((error: unknown) => this.fail(error));
-        }
-      } else {
-        this.scheduler.enqueue(delivery.destinationId, job);
-        this.pump();
-      }
-      resolveOffset(message.offset);
-    }
-    // Transaction markers after the last record move the commit point too.
-    progress.readUpTo(BigInt(batch.lastOffset()));
+  // ——— LaneHandler: what the lane readers call ———
+
+  hasRoom(lane: DeliveryLane): boolean {
+    const state = this.lanes[lane];
+    const { limits } = this.options;
+    return state.unsettled < limits.maxBuffered && state.unsettledBytes < limits.maxBufferedBytes && this.stagedBytes() < limits.maxStagedBytes;
   }
 
-  /** Decodes a record; undefined (logged, counted, skipped) when it cannot be a Delivery. */
-  private async decode(value: Buffer | null, partition: number, offset: string): Promise<Delivery | undefined> {
-    const { codec, logger, metrics } = this.options;
-    try {
-      if (!value || value.length === 0) throw new Error('empty record value');
-      return await codec.decode<Delivery>('delivery', value);
-    } catch (error) {
-      // A record without Avro framing can never become a Delivery; anything else (the
-      // registry unreachable, for instance) may pass on a later try, so the batch fails
-      // and kafkajs fetches it again.
-      if (value && value.length > 0 && !(error instanceof Error && /Confluent-framed/.test(error.message))) throw error;
-      metrics.unreadable.inc();
-      logger.error({ err: error, partition, offset }, 'unreadable delivery record skipped');
-      return undefined;
-    }
-  }
-
-  private async waitForBuffer(stillOwned: () => boolean, heartbeat: () => Promise<void>): Promise<boolean> {
-    while (this.buffered >= this.options.limits.maxBuffered) {
-      if (!stillOwned()) return false;
-      await this.changed(WAIT_TICK_MS);
-      await heartbeat();
-    }
-    return stillOwned();
-  }
-
-  private pump(): void {
-    for (const started of this.scheduler.startRunnable(Date.now())) {
-      this.run(started).catch((error: unknown) => this.fail(error));
-    }
-    this.options.metrics.inFlight.set(this.scheduler.inFlight);
-  }
-
-  private async run(started: Started<Job>): Promise<void> {
-    const job = started.item;
-    let attempt: Attempt;
-    try {
-      attempt = await this.attempt(job);
-    } finally {
-      this.scheduler.finish(started, Date.now());
-      this.pump();
-      this.notify();
-    }
-    await this.record(job, attempt);
-  }
-
-  private async attempt(job: Job): Promise<Attempt> {
-    const { config, freshness, ladder, client, metrics } = this.options;
-    const { delivery } = job;
-    let destination = config.destination(delivery.destinationId);
-    if (!destination?.enabled) {
-      await freshness.caughtUpSince(job.readAt);
-      destination = config.destination(delivery.destinationId);
-    }
-    const attemptAt = Date.now();
-    const attemptNumber = delivery.attempts + 1;
-    const check = preflight(delivery, destination, ladder, attemptAt);
-    if (check.kind === 'dead') return { settlement: check, attempt: attemptNumber, results: [], durationMs: 0 };
-
-    const { settings } = check.destination;
-    const results = await settleOnFirstSuccess(
-      settings.webhooks.map(async (entry, index): Promise<TargetVerdict> => {
-        const request = buildRequest(delivery, settings, entry, attemptAt);
-        const startedAt = performance.now();
-        const verdict = classifyResult(await client.post(delivery.destinationId, entry.url, request));
-        metrics.requestDuration.labels(requestOutcome(verdict)).observe((performance.now() - startedAt) / 1000);
-        metrics.attempts.labels(verdict.class, statusClass(verdict.status)).inc();
-        return { target: urlLabel(entry.url, index), verdict };
-      }),
-      ({ verdict }) => verdict.class === 'success',
-    );
-    const now = Date.now();
-    const settlement = afterAttempt(delivery, classifyDelivery(results), ladder, attemptAt, now);
-    return { settlement, attempt: attemptNumber, results, durationMs: now - attemptAt };
-  }
-
-  /** Makes the outcome durable, logs it, and settles the job. */
-  private async record(job: Job, { settlement, attempt, results, durationMs, deferred = false }: Attempt): Promise<void> {
-    const { codec, topics, metrics, logger } = this.options;
-    const { delivery } = job;
-    const key = deliveryKey(delivery.destinationId, delivery.messageId);
-    const context = {
-      messageId: delivery.messageId,
-      deliveryId: delivery.deliveryId,
-      destinationId: delivery.destinationId,
-      attempt,
-      durationMs,
-      urls: results.map(({ target, verdict }) => ({ target, outcome: requestOutcome(verdict), status: verdict.status })),
-    };
-    switch (settlement.kind) {
-      case 'delivered':
-        metrics.deliveryLatency.observe(Math.max(0, Date.now() - delivery.receivedAt) / 1000);
-        metrics.settled.labels('delivered').inc();
-        logger.info({ ...context, result: 'delivered', statusClass: statusClass(settlement.status) }, 'delivered');
-        break;
-      case 'retry': {
-        const { record } = settlement;
-        const topic = topics.retry(record.tier);
-        await this.writer.write(topic, key, codec.encode(topic, record));
-        if (deferred) metrics.settled.labels('deferred').inc();
-        else {
-          metrics.retriesScheduled.labels(record.tier).inc();
-          metrics.settled.labels('retry').inc();
-        }
-        logger.info(
-          {
-            ...context,
-            result: deferred ? 'deferred' : 'retry',
-            statusClass: statusClass(record.delivery.lastStatus),
-            tier: record.tier,
-            dueAt: new Date(record.dueAt).toISOString(),
-            reason: record.delivery.lastError,
-          },
-          deferred ? 'delivery deferred: destination saturated' : 'delivery failed; retry scheduled',
-        );
-        break;
-      }
-      case 'dead': {
-        const { letter } = settlement;
-        await this.writer.write(topics.deadLetters, key, codec.encode(topics.deadLetters, letter));
-        metrics.deadLetters.labels(letter.reason).inc();
-        metrics.settled.labels('dead').inc();
-        logger.info(
-          { ...context, result: 'dead', statusClass: statusClass(letter.status), reason: letter.reason, error: letter.error },
-          'delivery dead-lettered',
-        );
-        break;
-      }
-    }
-    if (logger.isLevelEnabled('debug')) logger.debug({ deliveryId: delivery.deliveryId, body: delivery.body.toString('utf8') }, 'delivery body');
-    this.settle(job);
-  }
-
-  private async defer(job: Job): Promise<void> {
-    const { ladder, metrics } = this.options;
-    metrics.deferred.inc();
-    await this.record(job, {
-      settlement: deferral(job.delivery, ladder, Date.now()),
-      attempt: job.delivery.attempts,
-      results: [],
-      durationMs: 0,
-      deferred: true,
-    });
-  }
-
-  /** An outcome could not be recorded: stop the process, unless it is stopping already. */
-  private fail(error: unknown): void {
-    if (this.stopping) this.options.logger.warn({ err: error }, 'an outcome was not recorded before shutdown; its delivery will be read again');
-    else this.options.onFatal(error);
-  }
-
-  private settle(job: Job): void {
-    job.progress.settle(job.offset);
-    this.release(1);
-  }
-
-  private release(count: number): void {
-    if (count === 0) return;
-    this.buffered -= count;
-    this.options.metrics.buffered.set(this.buffered);
-    this.notify();
-  }
-
-  private onAssignment(partitions: number[]): void {
-    const assigned = new Set(partitions);
-    for (const [partition, progress] of this.progress) {
-      if (assigned.has(partition)) continue;
-      this.progress.delete(partition);
-      const abandoned = this.scheduler.removeQueued((job) => job.progress === progress);
-      this.release(abandoned.length);
-      this.options.logger.info(
-        { partition, abandonedQueued: abandoned.length, stillRunning: progress.unsettled - abandoned.length },
-        'partition revoked; its queued deliveries are left to the next owner',
-      );
-    }
-  }
-
-  private async commit(): Promise<void> {
-    if (this.committing) return this.committing;
-    const { topics, logger } = this.options;
-    const pending: Array<{ progress: PartitionProgress; point: bigint }> = [];
-    for (const progress of this.progress.values()) {
-      const point = progress.uncommitted();
-      if (point !== undefined) pending.push({ progress, point });
-    }
-    if (pending.length === 0) return;
-    this.committing = (async () => {
-      try {
-        await this.consumer.commitOffsets(
-          pending.map(({ progress, point }) => ({ topic: topics.deliveries, partition: progress.partition, offset: point.toString() })),
-        );
-        for (const { progress, point } of pending) progress.markCommitted(point);
-      } catch (error) {
-        logger.warn({ err: error }, 'offset commit failed; the next one carries the same offsets');
-      } finally {
-        this.committing = undefined;
-      }
-    })();
-    return this.committing;
-  }
-
-  /** Resolves on the next settlement or finished attempt, or after `timeoutMs`. */
-  private changed(timeoutMs: number): Promise<void> {
+  changed(timeoutMs: number): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
@@ -422,19 +203,390 @@ export class Dispatcher {
     });
   }
 
+  ledger(lane: DeliveryLane, partition: number, firstOffset: bigint): PartitionLedger {
+    const state = this.lanes[lane];
+    let ledger = state.ledgers.get(partition);
+    if (!ledger) {
+      ledger = new PartitionLedger(state.topic, partition, firstOffset);
+      state.ledgers.set(partition, ledger);
+    }
+    return ledger;
+  }
+
+  isCurrent(lane: DeliveryLane, ledger: PartitionLedger): boolean {
+    return this.lanes[lane].ledgers.get(ledger.partition) === ledger;
+  }
+
+  assigned(lane: DeliveryLane, partitions: number[]): void {
+    const state = this.lanes[lane];
+    const kept = new Set(partitions);
+    for (const [partition, ledger] of state.ledgers) {
+      if (kept.has(partition)) continue;
+      state.ledgers.delete(partition);
+      const abandoned = this.queue.removeQueued((job) => job.ledger === ledger);
+      for (const job of abandoned) {
+        if (job.probe) this.health.cancelProbe(job.delivery.destinationId);
+        this.release(job);
+      }
+      this.options.logger.info(
+        { lane, partition, abandonedQueued: abandoned.length, stillRunning: ledger.unsettled - abandoned.length },
+        'partition revoked; what was not committed is left to the next owner',
+      );
+    }
+    this.notify();
+  }
+
+  accept(lane: DeliveryLane, ledger: PartitionLedger, offset: bigint, message: KafkaMessage, delivery: Delivery): void {
+    const now = Date.now();
+    const bytes = (message.value?.length ?? 0) + (message.key?.length ?? 0);
+    ledger.read(offset);
+    const state = this.lanes[lane];
+    state.unsettled++;
+    state.unsettledBytes += bytes;
+    const job: Job = { delivery, ledger, offset, readAt: now, queuedAt: now, probe: false, lane, bytes };
+    const { destinationId } = delivery;
+    // The probe may not have run yet after a block that just ended.
+    if (now - this.lastProbeAt > LOOP_GAP_MS) this.blockedUntil = now;
+    const { admission: circuit, transition } = this.health.admit(destinationId, now);
+    if (transition) this.onTransition(transition, undefined);
+    const backlog = this.queue.backlog(destinationId);
+    const decision = admit(
+      circuit,
+      { queued: backlog.first + backlog.retry, queuedBytes: backlog.bytes, running: backlog.running, oldestQueuedAt: backlog.oldestQueuedAt },
+      bytes,
+      this.options.limits,
+      now,
+      now - this.blockedUntil > LOOP_GAP_MS,
+    );
+    // A destination that is gone or disabled is not deferred: its deliveries end at once (attempt.ts).
+    if (decision.kind === 'defer' && this.options.config.destination(destinationId)?.enabled) {
+      this.defer(job, decision.reason, now);
+      return;
+    }
+    job.probe = decision.kind === 'queue' && decision.probe;
+    this.queue.enqueue(destinationId, job);
+    this.pump();
+  }
+
+  quarantine(lane: DeliveryLane, ledger: PartitionLedger, offset: bigint, message: KafkaMessage, cause: QuarantineCause): void {
+    const { codec, topics, metrics, logger } = this.options;
+    ledger.read(offset);
+    const { topic, message: record } = quarantineMessage(
+      codec,
+      topics,
+      'dispatcher',
+      { topic: ledger.topic, partition: ledger.partition, offset: offset.toString(), key: message.key, value: message.value, timestamp: message.timestamp },
+      cause,
+      Date.now(),
+    );
+    ledger.settle(offset, [{ topic, key: String(record.key), value: record.value as Buffer }]);
+    metrics.quarantined.labels(ledger.topic, cause.reason).inc();
+    logger.error({ lane, topic: ledger.topic, partition: ledger.partition, offset: offset.toString(), reason: cause.reason, error: cause.error }, 'unreadable delivery record quarantined');
+    this.writer.wake();
+  }
+
+  // ——— attempts ———
+
+  private pump(): void {
+    for (const started of this.queue.startRunnable()) {
+      this.running++;
+      void this.run(started);
+    }
+    this.options.metrics.inFlight.set(this.queue.inFlight);
+  }
+
+  private async run({ destinationId, item: job }: Started<Job>): Promise<void> {
+    let outcome: AttemptOutcome | undefined;
+    try {
+      outcome = await attemptDelivery(this.options, job.delivery, job.readAt);
+    } catch (error) {
+      // Not expected (the HTTP edge reports failures as results): the delivery stays unsettled
+      // and is read again by the next owner of its partition; a restart is the cure.
+      this.options.logger.error({ err: error, deliveryId: job.delivery.deliveryId }, 'attempt failed unexpectedly; stopping so its delivery is read again');
+      this.options.onFatal(error);
+    } finally {
+      this.queue.finish(destinationId);
+      this.running--;
+    }
+    if (outcome) {
+      this.judge(job, outcome);
+      this.settleAttempt(job, outcome);
+    }
+    this.pump();
+    this.notify();
+  }
+
+  /** Tells the destination's breaker what the attempt showed; opening it defers its queue. */
+  private judge(job: Job, outcome: AttemptOutcome): void {
+    const { destinationId } = job.delivery;
+    const { verdict } = outcome;
+    if (outcome.kind !== 'attempt' || !verdict) {
+      if (job.probe) this.health.cancelProbe(destinationId);
+      return;
+    }
+    const result =
+      verdict.kind === 'retry' ? ({ kind: 'failure', error: verdict.error, retryAfterMs: verdict.retryAfterMs } as const) : ({ kind: 'success' } as const);
+    const transition = this.health.recordAttempt(destinationId, result, job.probe, Date.now());
+    if (transition) this.onTransition(transition, verdict.kind === 'retry' ? verdict.error : undefined);
+  }
+
+  private onTransition({ destinationId, from, to }: Transition, lastError: string | undefined): void {
+    const { metrics, logger } = this.options;
+    metrics.circuitTransitions.labels(destinationId, to).inc();
+    metrics.circuitState.labels(destinationId).set(CIRCUIT_STATE_VALUE[to]);
+    const snapshot = this.health.snapshot(destinationId, this.backlogOf(destinationId), Date.now());
+    const context = { destinationId, from, to, openUntil: snapshot?.openUntil ? new Date(snapshot.openUntil).toISOString() : undefined, lastError };
+    if (to === 'open') logger.warn(context, 'circuit opened: deliveries are deferred without a request until it half-opens');
+    else logger.info(context, to === 'closed' ? 'circuit closed: the destination answers again' : 'circuit half-open: probing');
+    this.stageHealth(destinationId);
+    this.writer.wake();
+    if (to === 'open') {
+      const now = Date.now();
+      for (const job of this.queue.takeQueued(destinationId)) this.defer(job, 'circuit_open', now);
+    }
+  }
+
+  // ——— settling ———
+
+  private defer(job: Job, reason: DeferReason, now: number): void {
+    const { metrics, logger, ladder } = this.options;
+    const { delivery } = job;
+    metrics.deferred.labels(reason).inc();
+    this.health.noteDeferral(delivery.destinationId, reason, now);
+    const settlement = deferral(delivery, reason, ladder, now);
+    if (logger.isLevelEnabled('debug')) {
+      logger.debug({ deliveryId: delivery.deliveryId, destinationId: delivery.destinationId, reason, result: settlement.kind === 'dead' ? 'dead' : 'deferred' }, 'delivery deferred');
+    }
+    this.settle(job, settlement, { delivery, lane: job.lane, kind: 'deferred', attempt: delivery.attempts, settlement, startedAt: now, durationMs: 0, targets: [], deferReason: reason });
+  }
+
+  private settleAttempt(job: Job, outcome: AttemptOutcome): void {
+    const { logger } = this.options;
+    const { delivery } = job;
+    const { settlement } = outcome;
+    const facts: AttemptFacts = {
+      delivery,
+      lane: job.lane,
+      kind: outcome.kind,
+      attempt: outcome.attempt,
+      settlement,
+      startedAt: outcome.startedAt,
+      durationMs: outcome.durationMs,
+      targets: outcome.targets,
+    };
+    const extra: Output[] = [];
+    if (settlement.kind === 'dead' && settlement.letter.reason === 'gone' && this.options.disableOnGone && outcome.destination?.enabled) {
+      extra.push(this.disabling(outcome.destination));
+    }
+    this.settle(job, settlement, facts, extra);
+    const context = {
+      messageId: delivery.messageId,
+      deliveryId: delivery.deliveryId,
+      destinationId: delivery.destinationId,
+      lane: job.lane,
+      attempt: outcome.attempt,
+      durationMs: outcome.durationMs,
+      urls: outcome.targets.map((target) => ({ target: `webhooks[${target.index}]`, outcome: requestOutcome(target.verdict), status: target.verdict.status })),
+    };
+    switch (settlement.kind) {
+      case 'delivered':
+        logger.info({ ...context, result: 'delivered', statusClass: statusClass(settlement.status) }, 'delivered');
+        break;
+      case 'retry':
+        logger.info(
+          {
+            ...context,
+            result: 'retry',
+            statusClass: statusClass(settlement.record.delivery.lastStatus),
+            tier: settlement.record.tier,
+            dueAt: new Date(settlement.record.dueAt).toISOString(),
+            reason: settlement.record.delivery.lastError,
+          },
+          'delivery failed; retry scheduled',
+        );
+        break;
+      case 'dead':
+        logger.info(
+          { ...context, result: 'dead', statusClass: statusClass(settlement.letter.status), reason: settlement.letter.reason, error: settlement.letter.error },
+          'delivery dead-lettered',
+        );
+        break;
+    }
+    if (logger.isLevelEnabled('debug')) logger.debug({ deliveryId: delivery.deliveryId, body: delivery.body.toString('utf8') }, 'delivery body');
+  }
+
+  /**
+   * Stages the records an outcome writes in its partition's ledger: the retry record or dead
+   * letter, the attempt-log record, and `extra`. A record too large for the broker would
+   * wedge every transaction after it: the delivery goes to the quarantine instead.
+   */
+  private settle(job: Job, settlement: Settlement, facts: AttemptFacts, extra: Output[] = []): void {
+    const { codec, topics, metrics } = this.options;
+    const { delivery } = job;
+    this.release(job);
+    // Revoked meanwhile: the next owner reads it again from the committed offset.
+    if (!this.isCurrent(job.lane, job.ledger)) return;
+    const outputs: Output[] = [];
+    const key = delivery.deliveryId;
+    let result: 'delivered' | 'retry' | 'dead' | 'deferred' = facts.kind === 'deferred' && settlement.kind === 'retry' ? 'deferred' : settlement.kind;
+    if (settlement.kind === 'retry') {
+      const topic = topics.retry(settlement.record.tier);
+      outputs.push({ topic, key, value: codec.encode(topic, settlement.record) });
+    } else if (settlement.kind === 'dead') {
+      outputs.push({ topic: topics.deadLetters, key, value: codec.encode(topics.deadLetters, settlement.letter) });
+    }
+    const limit = this.options.limits.maxRecordBytes - RECORD_OVERHEAD_BYTES;
+    if (outputs.some((output) => outputBytes(output) > limit)) {
+      outputs.length = 0;
+      outputs.push(this.tooLarge(job, limit));
+      result = 'dead';
+    } else {
+      switch (settlement.kind) {
+        case 'delivered':
+          metrics.deliveryLatency.observe(Math.max(0, Date.now() - delivery.receivedAt) / 1000);
+          break;
+        case 'retry':
+          if (result === 'retry') metrics.retriesScheduled.labels(settlement.record.tier).inc();
+          break;
+        case 'dead':
+          metrics.deadLetters.labels(settlement.letter.reason).inc();
+          break;
+      }
+    }
+    outputs.push({ topic: topics.attempts, key, value: codec.encode(topics.attempts, attemptRecord(facts)) }, ...extra);
+    metrics.settled.labels(result).inc();
+    metrics.destinationDeliveries.labels(delivery.destinationId, result).inc();
+    job.ledger.settle(job.offset, outputs);
+    this.writer.wake();
+  }
+
+  private tooLarge(job: Job, limit: number): Output {
+    const { codec, topics, metrics, logger } = this.options;
+    const { delivery, ledger, offset } = job;
+    const error = `the outcome record of this delivery would exceed ${limit} bytes (KAFKA_MAX_RECORD_BYTES); the delivery was set aside`;
+    const { topic, message } = quarantineMessage(
+      codec,
+      topics,
+      'dispatcher',
+      { topic: ledger.topic, partition: ledger.partition, offset: offset.toString(), key: Buffer.from(delivery.deliveryId), value: codec.encode(topics.deliveries, delivery), timestamp: String(job.readAt) },
+      { reason: 'too_large', error },
+      Date.now(),
+    );
+    metrics.quarantined.labels(ledger.topic, 'too_large').inc();
+    logger.error({ deliveryId: delivery.deliveryId, destinationId: delivery.destinationId, limit }, 'outcome too large to write; delivery quarantined');
+    return { topic, key: String(message.key), value: message.value as Buffer };
+  }
+
+  /** The config record that disables a destination whose every URL answered 410 Gone. */
+  private disabling(destination: Destination): Output {
+    const { codec, topics, logger } = this.options;
+    logger.warn({ destinationId: destination.id }, 'every URL answered 410 Gone: disabling the destination (DELIVERY_DISABLE_ON_GONE)');
+    return {
+      topic: topics.config,
+      key: configKey('destination', destination.id),
+      value: codec.encode(topics.config, { entity: { ...destination, enabled: false }, updatedAt: Date.now() }),
+    };
+  }
+
+  private release(job: Job): void {
+    const state = this.lanes[job.lane];
+    state.unsettled--;
+    state.unsettledBytes -= job.bytes;
+    this.notify();
+  }
+
   private notify(): void {
     const listeners = this.listeners;
     this.listeners = new Set();
     for (const listener of listeners) listener();
   }
 
-  private async drained(timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.buffered > 0) {
-      const left = deadline - Date.now();
-      if (left <= 0) return false;
-      await this.changed(Math.min(left, WAIT_TICK_MS));
+  private stagedBytes(): number {
+    let total = 0;
+    for (const lane of Object.values(this.lanes)) for (const ledger of lane.ledgers.values()) total += ledger.stagedBytes;
+    return total;
+  }
+
+  private *ownedLedgers(): Iterable<OwnedLedger> {
+    for (const lane of Object.values(this.lanes)) for (const ledger of lane.ledgers.values()) yield { ledger, groupId: lane.groupId };
+  }
+
+  // ——— health ———
+
+  private backlogOf(destinationId: string): { first: number; retry: number; running: number } {
+    const { first, retry, running } = this.queue.backlog(destinationId);
+    return { first, retry, running };
+  }
+
+  private stageHealth(destinationId: string): void {
+    const { codec, topics } = this.options;
+    const snapshot = this.health.snapshot(destinationId, this.backlogOf(destinationId), Date.now());
+    if (!snapshot) return;
+    const key = destinationHealthKey(destinationId, this.options.instanceId);
+    this.pendingHealth.set(key, { topic: topics.destinationHealth, key, value: codec.encode(topics.destinationHealth, snapshot) });
+  }
+
+  private stageHealthWithdrawal(destinationId: string): void {
+    const key = destinationHealthKey(destinationId, this.options.instanceId);
+    this.pendingHealth.set(key, { topic: this.options.topics.destinationHealth, key, value: null });
+  }
+
+  private takeHealthRecords(): Output[] {
+    if (this.pendingHealth.size === 0) return [];
+    const records = [...this.pendingHealth.values()];
+    this.pendingHealth = new Map();
+    return records;
+  }
+
+  private publishHealth(): void {
+    const now = Date.now();
+    for (const destinationId of this.health.takeChanged()) this.stageHealth(destinationId);
+    const forgotten = this.health.sweep(
+      now,
+      HEALTH_IDLE_MS,
+      (destinationId) => {
+        const backlog = this.queue.backlog(destinationId);
+        return backlog.first + backlog.retry + backlog.running > 0;
+      },
+      (destinationId) => this.options.config.destination(destinationId) !== undefined,
+    );
+    for (const destinationId of forgotten) {
+      this.stageHealthWithdrawal(destinationId);
+      forgetDestinationSeries(this.options.metrics, destinationId);
     }
-    return true;
+    if (this.pendingHealth.size > 0) this.writer.wake();
+  }
+
+  private updateGauges(): void {
+    const { metrics } = this.options;
+    for (const destinationId of this.health.destinations()) {
+      const { first, retry, running } = this.queue.backlog(destinationId);
+      metrics.circuitState.labels(destinationId).set(CIRCUIT_STATE_VALUE[this.health.state(destinationId)]);
+      metrics.destinationBacklog.labels(destinationId, 'first').set(first);
+      metrics.destinationBacklog.labels(destinationId, 'retry').set(retry);
+      metrics.destinationInFlight.labels(destinationId).set(running);
+    }
+    for (const lane of ['first', 'retry'] as const) {
+      metrics.buffered.labels(lane).set(this.lanes[lane].unsettled);
+      metrics.bufferedBytes.labels(lane).set(this.lanes[lane].unsettledBytes);
+    }
+    metrics.stagedBytes.set(this.stagedBytes());
+    metrics.inFlight.set(this.queue.inFlight);
+  }
+
+  private logDeferrals(): void {
+    for (const counts of this.health.takeDeferralCounts()) {
+      this.options.logger.info(
+        { ...counts, circuit: this.health.state(counts.destinationId), intervalMs: DEFERRAL_LOG_INTERVAL_MS },
+        'deliveries deferred without a request',
+      );
+    }
+  }
+
+  /** Notes when this process's event loop was blocked: silence meanwhile says nothing about a destination. */
+  private probeLoop(): void {
+    const now = Date.now();
+    if (now - this.lastProbeAt > LOOP_GAP_MS) this.blockedUntil = now;
+    this.lastProbeAt = now;
   }
 }

@@ -4,11 +4,11 @@
  * topic, or a dead letter. Wires settings, Kafka, config and the ops HTTP server; the
  * decisions live in the pure modules beside this file.
  */
-import { ConfigView, connectInfrastructure, createHttpServer, ladderTiers, listen, runService, topicDefinitions } from '@tributary/shared';
+import { ConfigView, connectInfrastructure, createHttpServer, ladderTiers, listen, runService, topicDefinitions, TransactionalOutput } from '@tributary/shared';
 import { ConfigFreshness } from './config-freshness.js';
 import { Dispatcher } from './dispatcher.js';
 import { createDispatcherMetrics } from './metrics.js';
-import { dispatcherEnv, ladderFromSettings } from './settings.js';
+import { breakerFromSettings, dispatcherEnv, ladderFromSettings } from './settings.js';
 import { WebhookClient } from './webhook-client.js';
 
 /** Time kept back from SHUTDOWN_TIMEOUT for committing and disconnecting after the drain. */
@@ -20,7 +20,7 @@ await runService({
   async start(context) {
     const { env, logger, metrics, readiness, onShutdown } = context;
     readiness.set('config', false);
-    readiness.set('consumer', false);
+    readiness.set('producer', false);
     const ladder = ladderFromSettings(env);
     const retryTiers = ladderTiers(ladder).map((tier) => tier.label);
     const { kafka, codec, topics } = await connectInfrastructure(context, (names) => topicDefinitions(names, { retryTiers }));
@@ -44,6 +44,17 @@ await runService({
     config.onChange(() => void client.forgetExcept(new Set(config.state().destinations.map((destination) => destination.id))));
     if (env.DELIVERY_ALLOW_PRIVATE_NETWORKS) logger.warn('DELIVERY_ALLOW_PRIVATE_NETWORKS=true: webhooks may reach loopback and private addresses');
 
+    // One transactional id per instance, stable across restarts: a restarted process fences
+    // its predecessor and the broker aborts whatever transaction that one left open.
+    const output = new TransactionalOutput({
+      kafka,
+      transactionalId: `${env.TOPIC_NAMESPACE}-dispatcher-${env.INSTANCE_ID}`,
+      logger,
+      onUsable: (usable) => readiness.set('producer', usable),
+    });
+    await output.start();
+    onShutdown('producer', () => output.stop());
+
     const dispatcher = new Dispatcher({
       kafka,
       codec,
@@ -51,26 +62,37 @@ await runService({
       config,
       freshness,
       client,
+      output,
       logger,
       metrics: createDispatcherMetrics(metrics),
+      readiness,
       ladder,
+      breaker: breakerFromSettings(env),
       limits: {
         maxInFlight: env.DELIVERY_MAX_IN_FLIGHT,
         maxInFlightPerDestination: env.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION,
         maxQueuedPerDestination: env.DELIVERY_MAX_QUEUED_PER_DESTINATION,
+        maxQueuedBytesPerDestination: env.DELIVERY_MAX_QUEUED_BYTES_PER_DESTINATION,
+        maxQueueWaitMs: env.DELIVERY_MAX_QUEUE_WAIT,
         maxBuffered: env.DELIVERY_MAX_BUFFERED,
-        stalledAfterMs: env.DELIVERY_STALLED_AFTER,
+        maxBufferedBytes: env.DELIVERY_MAX_BUFFERED_BYTES,
+        maxStagedBytes: env.DELIVERY_MAX_STAGED_BYTES,
+        maxRecordBytes: env.KAFKA_MAX_RECORD_BYTES,
       },
-      // The namespace is the consumer group's prefix, like every topic's.
+      commitIntervalMs: env.DELIVERY_COMMIT_INTERVAL,
+      delayBeforeCommitMs: env.DELIVERY_TEST_COMMIT_DELAY,
+      disableOnGone: env.DELIVERY_DISABLE_ON_GONE,
+      instanceId: env.INSTANCE_ID,
+      // The namespace is the consumer groups' prefix, like every topic's.
       groupId: groupPrefix,
       onFatal: (error) => {
-        logger.fatal({ err: error }, 'a delivery outcome could not be recorded; stopping so it is read again after a restart');
+        logger.fatal({ err: error }, 'stopping so that unsettled deliveries are read again after a restart');
         process.kill(process.pid, 'SIGTERM');
       },
     });
+    if (env.DELIVERY_TEST_COMMIT_DELAY > 0) logger.warn({ delayMs: env.DELIVERY_TEST_COMMIT_DELAY }, 'DELIVERY_TEST_COMMIT_DELAY is set: a test-only fault injection that slows every commit');
     await dispatcher.start();
     onShutdown('dispatcher', () => dispatcher.stop(Math.max(1000, env.SHUTDOWN_TIMEOUT - SHUTDOWN_MARGIN_MS)));
-    readiness.set('consumer', true);
     logger.info(
       {
         webhookTimeoutMs: env.WEBHOOK_TIMEOUT,
@@ -78,6 +100,8 @@ await runService({
         retryWindowMs: ladder.windowMs,
         maxInFlight: env.DELIVERY_MAX_IN_FLIGHT,
         maxInFlightPerDestination: env.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION,
+        circuit: breakerFromSettings(env),
+        disableOnGone: env.DELIVERY_DISABLE_ON_GONE,
       },
       'dispatching deliveries',
     );

@@ -1,6 +1,7 @@
 /** The dispatcher's Prometheus series, registered on the service's registry. */
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { DELIVERY_LATENCY_BUCKETS, LATENCY_BUCKETS, type Metrics } from '@tributary/shared';
+import type { CircuitState } from '@tributary/schemas';
 
 export interface DispatcherMetrics {
   /** Receipt by ingest → first 2xx, retries included. */
@@ -13,14 +14,31 @@ export interface DispatcherMetrics {
   settled: Counter<'result'>;
   deadLetters: Counter<'reason'>;
   retriesScheduled: Counter<'tier'>;
-  deferred: Counter<never>;
+  /** Deliveries put back on the ladder without a request, by why. */
+  deferred: Counter<'reason'>;
   /** Deliveries being attempted now. */
   inFlight: Gauge<never>;
-  /** Deliveries read and not yet settled (queued, in flight or being recorded). */
-  buffered: Gauge<never>;
-  /** Records on the deliveries topic that could not be decoded and were skipped. */
-  unreadable: Counter<never>;
+  /** Deliveries read and not yet settled, per lane, in records and bytes. */
+  buffered: Gauge<'lane'>;
+  bufferedBytes: Gauge<'lane'>;
+  /** Outcome records settled and waiting to be committed with their offsets. */
+  stagedBytes: Gauge<never>;
+  /** Records set aside with their reason (undecodable, or an outcome too large to write). */
+  quarantined: Counter<'topic' | 'reason'>;
+  /** One outcome transaction: records and offsets. */
+  transactionDuration: Histogram<never>;
+  transactionFailures: Counter<never>;
+  /** Per destination: 0 closed, 1 half-open, 2 open. */
+  circuitState: Gauge<'destination'>;
+  circuitTransitions: Counter<'destination' | 'to'>;
+  /** Per destination: deliveries queued here, by lane, and attempts running. */
+  destinationBacklog: Gauge<'destination' | 'lane'>;
+  destinationInFlight: Gauge<'destination'>;
+  /** Per destination: deliveries settled by result (delivered, retry, dead, deferred). */
+  destinationDeliveries: Counter<'destination' | 'result'>;
 }
+
+export const CIRCUIT_STATE_VALUE: Record<CircuitState, number> = { closed: 0, half_open: 1, open: 2 };
 
 export function createDispatcherMetrics({ registry }: Metrics): DispatcherMetrics {
   const registers = [registry];
@@ -64,15 +82,58 @@ export function createDispatcherMetrics({ registry }: Metrics): DispatcherMetric
     }),
     deferred: new Counter({
       name: 'tributary_dispatcher_deferred_total',
-      help: 'Deliveries deferred to the first retry tier without an attempt because their destination was saturated',
+      help: 'Deliveries put back on the retry ladder without a request: circuit_open or backlog_full',
+      labelNames: ['reason'],
       registers,
     }),
     inFlight: new Gauge({ name: 'tributary_dispatcher_in_flight', help: 'Deliveries being attempted now', registers }),
-    buffered: new Gauge({ name: 'tributary_dispatcher_buffered', help: 'Deliveries read and not yet settled', registers }),
-    unreadable: new Counter({
-      name: 'tributary_dispatcher_unreadable_records_total',
-      help: 'Delivery records that could not be decoded and were skipped',
+    buffered: new Gauge({ name: 'tributary_dispatcher_buffered', help: 'Deliveries read and not yet settled, by lane', labelNames: ['lane'], registers }),
+    bufferedBytes: new Gauge({ name: 'tributary_dispatcher_buffered_bytes', help: 'Bytes of deliveries read and not yet settled, by lane', labelNames: ['lane'], registers }),
+    stagedBytes: new Gauge({ name: 'tributary_dispatcher_staged_bytes', help: 'Bytes of outcome records waiting to be committed with their offsets', registers }),
+    quarantined: new Counter({
+      name: 'tributary_quarantined_total',
+      help: 'Records set aside on the quarantine topic, by the topic they came from and why',
+      labelNames: ['topic', 'reason'],
+      registers,
+    }),
+    transactionDuration: new Histogram({
+      name: 'tributary_dispatcher_transaction_duration_seconds',
+      help: 'One transaction committing outcome records and consumed offsets',
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    transactionFailures: new Counter({ name: 'tributary_dispatcher_transaction_failures_total', help: 'Outcome transactions that failed (retried)', registers }),
+    circuitState: new Gauge({
+      name: 'tributary_destination_circuit_state',
+      help: 'Circuit state of a destination in this dispatcher: 0 closed, 1 half-open, 2 open',
+      labelNames: ['destination'],
+      registers,
+    }),
+    circuitTransitions: new Counter({
+      name: 'tributary_destination_circuit_transitions_total',
+      help: 'Circuit state changes of a destination, by the state entered',
+      labelNames: ['destination', 'to'],
+      registers,
+    }),
+    destinationBacklog: new Gauge({
+      name: 'tributary_destination_backlog',
+      help: 'Deliveries of a destination queued in this dispatcher, by lane (first, retry)',
+      labelNames: ['destination', 'lane'],
+      registers,
+    }),
+    destinationInFlight: new Gauge({ name: 'tributary_destination_in_flight', help: 'Attempts of a destination running now', labelNames: ['destination'], registers }),
+    destinationDeliveries: new Counter({
+      name: 'tributary_destination_deliveries_total',
+      help: 'Deliveries of a destination settled by this dispatcher, by result (delivered, retry, dead, deferred)',
+      labelNames: ['destination', 'result'],
       registers,
     }),
   };
+}
+
+/** Drops a forgotten destination's series, so deleted destinations do not linger on dashboards. */
+export function forgetDestinationSeries(metrics: DispatcherMetrics, destinationId: string): void {
+  metrics.circuitState.remove({ destination: destinationId });
+  metrics.destinationInFlight.remove({ destination: destinationId });
+  for (const lane of ['first', 'retry']) metrics.destinationBacklog.remove({ destination: destinationId, lane });
 }

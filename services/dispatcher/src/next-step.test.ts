@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Delivery, Destination } from '@tributary/schemas';
 import type { RetryLadder } from '@tributary/shared';
-import { afterAttempt, DEFERRED_ERROR, deferral, preflight, stepsElapsed } from './next-step.js';
+import { afterAttempt, deferral, deferredError, lastAttemptError, preflight, stepsElapsed, wasDeferred } from './next-step.js';
+
+const DEFERRED_ERROR = 'deferred: circuit open';
 
 const ladder: RetryLadder = { delaysMs: [10_000, 60_000, 300_000], windowMs: 4 * 3_600_000 };
 const T0 = Date.UTC(2026, 0, 1);
@@ -106,7 +108,7 @@ describe('afterAttempt', () => {
 
 describe('deferral', () => {
   it('puts a waiting delivery on the first tier without counting an attempt, and starts its window', () => {
-    expect(deferral(delivery, ladder, T0)).toEqual({
+    expect(deferral(delivery, 'circuit_open', ladder, T0)).toEqual({
       kind: 'retry',
       record: { delivery: { ...delivery, firstAttemptAt: T0, lastError: DEFERRED_ERROR }, dueAt: T0 + 10_000, tier: '10s' },
     });
@@ -115,21 +117,51 @@ describe('deferral', () => {
   it('climbs the ladder with the time already spent waiting, or with the attempts made', () => {
     const waiting = { ...delivery, firstAttemptAt: T0, lastError: DEFERRED_ERROR };
     // Deferred again as it comes back from each tier: 10 s, then 1 m, then 5 m apart.
-    expect(deferral(waiting, ladder, T0 + 10_000)).toMatchObject({ kind: 'retry', record: { tier: '1m', dueAt: T0 + 70_000 } });
-    expect(deferral(waiting, ladder, T0 + 70_000)).toMatchObject({ kind: 'retry', record: { tier: '5m' } });
+    expect(deferral(waiting, 'circuit_open', ladder, T0 + 10_000)).toMatchObject({ kind: 'retry', record: { tier: '1m', dueAt: T0 + 70_000 } });
+    expect(deferral(waiting, 'circuit_open', ladder, T0 + 70_000)).toMatchObject({ kind: 'retry', record: { tier: '5m' } });
     // A delivery retried twice already is deferred no lower than its third step.
     const retried = { ...delivery, attempts: 2, firstAttemptAt: T0, lastError: 'HTTP 500', lastStatus: 500 };
-    expect(deferral(retried, ladder, T0 + 1000)).toMatchObject({
+    expect(deferral(retried, 'circuit_open', ladder, T0 + 1000)).toMatchObject({
       kind: 'retry',
-      record: { tier: '5m', delivery: { attempts: 2, lastError: DEFERRED_ERROR, lastStatus: 500 } },
+      record: { tier: '5m', delivery: { attempts: 2, lastError: 'deferred: circuit open; last error: HTTP 500', lastStatus: 500 } },
     });
   });
 
   it('expires a delivery whose destination stays saturated past the window', () => {
     const waiting = { ...delivery, firstAttemptAt: T0, lastError: DEFERRED_ERROR };
-    const outcome = deferral(waiting, ladder, T0 + ladder.windowMs - 1000);
+    const outcome = deferral(waiting, 'circuit_open', ladder, T0 + ladder.windowMs - 1000);
     expect(outcome).toMatchObject({ kind: 'dead', letter: { reason: 'expired', delivery: { attempts: 0 } } });
-    expect(outcome.kind === 'dead' && outcome.letter.error).toMatch(/saturated/);
+    expect(outcome.kind === 'dead' && outcome.letter.error).toMatch(/circuit open/);
+  });
+
+  it('keeps the last real error behind any number of deferral notes', () => {
+    const once = deferredError('circuit_open', 'webhooks[0] https://x: HTTP 503');
+    expect(once).toBe('deferred: circuit open; last error: webhooks[0] https://x: HTTP 503');
+    const twice = deferredError('backlog_full', once);
+    expect(twice).toBe('deferred: destination backlog full; last error: webhooks[0] https://x: HTTP 503');
+    expect(lastAttemptError(twice)).toBe('webhooks[0] https://x: HTTP 503');
+    expect(lastAttemptError(deferredError('circuit_open', null))).toBeNull();
+    expect(wasDeferred({ lastError: twice })).toBe(true);
+    expect(wasDeferred({ lastError: 'HTTP 500' })).toBe(false);
+  });
+});
+
+describe('afterAttempt with Retry-After', () => {
+  it('waits on the smallest tier at least as long as the receiver asked, whatever the ladder step', () => {
+    const fifth = { ...delivery, attempts: 4, firstAttemptAt: T0 };
+    const result = afterAttempt(fifth, { kind: 'retry', status: 429, error: 'HTTP 429', retryAfterMs: 2_000 }, ladder, T0 + 100_000, T0 + 100_000);
+    expect(result).toMatchObject({ kind: 'retry', record: { tier: '10s', dueAt: T0 + 110_000, delivery: { attempts: 5, lastStatus: 429 } } });
+    const later = afterAttempt(delivery, { kind: 'retry', status: 503, error: 'HTTP 503', retryAfterMs: 90_000 }, ladder, T0, T0);
+    expect(later).toMatchObject({ kind: 'retry', record: { tier: '5m' } });
+  });
+
+  it('dead-letters as expired when the wait asked for ends past the window', () => {
+    const old = { ...delivery, attempts: 3, firstAttemptAt: T0 };
+    const now = T0 + ladder.windowMs - 30_000;
+    expect(afterAttempt(old, { kind: 'retry', status: 503, error: 'HTTP 503', retryAfterMs: 60_000 }, ladder, now, now)).toMatchObject({
+      kind: 'dead',
+      letter: { reason: 'expired' },
+    });
   });
 });
 

@@ -3,11 +3,34 @@
  * the retry window) and after it (delivered, a retry record on a tier topic, or a dead
  * letter). Pure; the dispatcher writes the records these functions return.
  */
-import { formatDuration, isPastWindow, planRetry, type RetryLadder } from '@tributary/shared';
+import { formatDuration, isPastWindow, planRetry, planRetryAfter, type RetryLadder } from '@tributary/shared';
 import type { DeadLetter, DeadLetterReason, Delivery, Destination, RetryRecord } from '@tributary/schemas';
+import type { DeferReason } from './admission.js';
 import type { DeliveryVerdict } from './classify.js';
 
-export const DEFERRED_ERROR = 'deferred: destination saturated';
+const DEFERRED_PREFIX = 'deferred: ';
+const DEFER_TEXT: Record<DeferReason, string> = {
+  circuit_open: 'circuit open',
+  backlog_full: 'destination backlog full',
+};
+
+/** Whether a delivery's lastError says it was last deferred rather than attempted. */
+export function wasDeferred(delivery: Pick<Delivery, 'lastError'>): boolean {
+  return delivery.lastError?.startsWith(DEFERRED_PREFIX) ?? false;
+}
+
+/** The last error of a real attempt, behind any deferral notes. */
+export function lastAttemptError(lastError: string | null): string | null {
+  if (!lastError?.startsWith(DEFERRED_PREFIX)) return lastError;
+  const marker = lastError.indexOf('; last error: ');
+  return marker < 0 ? null : lastError.slice(marker + '; last error: '.length);
+}
+
+/** `deferred: circuit open; last error: HTTP 503` — the deferral, and what the last attempt met. */
+export function deferredError(reason: DeferReason, lastError: string | null): string {
+  const previous = lastAttemptError(lastError);
+  return `${DEFERRED_PREFIX}${DEFER_TEXT[reason]}${previous ? `; last error: ${previous}` : ''}`;
+}
 
 export type Preflight = { kind: 'send'; destination: Destination } | { kind: 'dead'; letter: DeadLetter };
 
@@ -57,7 +80,10 @@ export function afterAttempt(delivery: Delivery, verdict: DeliveryVerdict, ladde
   if (verdict.kind === 'dead') {
     return { kind: 'dead', letter: deadLetter(attempted, verdict.reason, verdict.status, verdict.error, now) };
   }
-  const plan = planRetry(ladder, attempted.attempts, firstAttemptAt, now);
+  const plan =
+    verdict.retryAfterMs === undefined
+      ? planRetry(ladder, attempted.attempts, firstAttemptAt, now)
+      : planRetryAfter(ladder, verdict.retryAfterMs, firstAttemptAt, now);
   if (plan.kind === 'expired') {
     const window = formatDuration(ladder.windowMs);
     const error = `no retry fits in the ${window} window (next would be due ${new Date(plan.wouldBeDueAt).toISOString()}, window ends ${new Date(plan.deadline).toISOString()}); last error: ${verdict.error}`;
@@ -82,21 +108,21 @@ export function stepsElapsed(ladder: RetryLadder, elapsedMs: number): number {
 }
 
 /**
- * A delivery put back without an attempt because its destination is stalled: no request
- * is made and the attempt count stays as it is, but the retry window starts (if it had not)
- * and the delay climbs the ladder with the time already spent waiting. So a destination that
- * stays down costs ever fewer re-reads of its backlog (10 s, 1 m, 5 m … apart) rather than one
- * every 10 s per waiting delivery, and its deliveries end like any failing delivery's: as
- * `expired` dead letters when no further wait fits in the window.
+ * A delivery put back without an attempt — its destination's circuit is open, or its backlog
+ * is full: no request is made and the attempt count stays as it is, but the retry window
+ * starts (if it had not) and the delay climbs the ladder with the time already spent waiting.
+ * So a destination that stays down costs ever fewer re-reads of its backlog (10 s, 1 m, 5 m …
+ * apart) rather than one every 10 s per waiting delivery, and its deliveries end like any
+ * failing delivery's: as `expired` dead letters when no further wait fits in the window.
  */
-export function deferral(delivery: Delivery, ladder: RetryLadder, now: number): Settlement {
+export function deferral(delivery: Delivery, reason: DeferReason, ladder: RetryLadder, now: number): Settlement {
   const firstAttemptAt = delivery.firstAttemptAt ?? now;
-  const deferred: Delivery = { ...delivery, firstAttemptAt, lastError: DEFERRED_ERROR };
+  const deferred: Delivery = { ...delivery, firstAttemptAt, lastError: deferredError(reason, delivery.lastError) };
   const step = Math.max(delivery.attempts, stepsElapsed(ladder, now - firstAttemptAt));
   const plan = planRetry(ladder, step + 1, firstAttemptAt, now);
   if (plan.kind === 'expired') {
     const window = formatDuration(ladder.windowMs);
-    const error = `the destination stayed saturated for the ${window} retry window; last error: ${delivery.lastError ?? 'none'}`;
+    const error = `the destination could not be attempted again within the ${window} retry window (${DEFER_TEXT[reason]}); last error: ${lastAttemptError(delivery.lastError) ?? 'none'}`;
     return { kind: 'dead', letter: deadLetter(deferred, 'expired', delivery.lastStatus, error, now) };
   }
   return { kind: 'retry', record: { delivery: deferred, dueAt: plan.dueAt, tier: plan.tier } };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EnvError, loadEnv } from '@tributary/shared';
-import { dispatcherEnv, ladderFromSettings } from './settings.js';
+import { DEFAULT_BREAKER } from './breaker.js';
+import { breakerFromSettings, dispatcherEnv, ladderFromSettings } from './settings.js';
 
 describe('dispatcher settings', () => {
   it('default to the spec: a 5 s answer window, a 4 h retry window, the SSRF guard on', () => {
@@ -19,6 +20,13 @@ describe('dispatcher settings', () => {
     expect(env.WEBHOOK_TIMEOUT).toBe(1000);
     expect(env.DELIVERY_ALLOW_PRIVATE_NETWORKS).toBe(true);
     expect(ladderFromSettings(env)).toEqual({ delaysMs: [100, 200], windowMs: 2000 });
+  });
+
+  it('default the circuit breaker to DEFAULT_BREAKER and read its overrides', () => {
+    expect(breakerFromSettings(loadEnv(dispatcherEnv, {}))).toEqual(DEFAULT_BREAKER);
+    const env = loadEnv(dispatcherEnv, { CIRCUIT_FAILURES: '2', CIRCUIT_FAILURE_RATIO: '0.9', CIRCUIT_OPEN: '200ms', CIRCUIT_MAX_OPEN: '1s', CIRCUIT_PROBES: '1' });
+    expect(breakerFromSettings(env)).toMatchObject({ consecutiveFailures: 2, failureRatio: 0.9, openMs: 200, maxOpenMs: 1000, probes: 1 });
+    expect(() => loadEnv(dispatcherEnv, { CIRCUIT_FAILURE_RATIO: '1.5' })).toThrow(/CIRCUIT_FAILURE_RATIO/);
   });
 
   it('refuses a timeout without a unit and a flag that is not a boolean', () => {

@@ -4,6 +4,9 @@
  * retry period of at most 4 hours.
  */
 import { envTypes, validateLadder, type RetryLadder } from '@tributary/shared';
+import type { BreakerSettings } from './breaker.js';
+
+const MIB = 1024 * 1024;
 
 export const dispatcherEnv = {
   HTTP_PORT: envTypes.port(9102),
@@ -17,18 +20,60 @@ export const dispatcherEnv = {
   DELIVERY_MAX_IN_FLIGHT: envTypes.positiveInt(512),
   /** Deliveries being attempted at once for one destination (also the connections per origin). */
   DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: envTypes.positiveInt(64),
-  /** A destination's backlog at which it is judged; a stalled one keeps no more queued (see scheduler.ts). */
+  /** A destination's queue (both lanes) beyond which, with all its slots busy, its new deliveries are deferred. */
   DELIVERY_MAX_QUEUED_PER_DESTINATION: envTypes.positiveInt(256),
-  /** Deliveries read but not yet settled (queued, in flight or being recorded); fetching pauses beyond. */
+  DELIVERY_MAX_QUEUED_BYTES_PER_DESTINATION: envTypes.positiveInt(4 * MIB),
+  /** …and whose oldest queued delivery has waited longer than this. */
+  DELIVERY_MAX_QUEUE_WAIT: envTypes.duration('1s'),
+  /** Deliveries read from one lane and not yet settled; that lane's fetching waits beyond. */
   DELIVERY_MAX_BUFFERED: envTypes.positiveInt(2048),
+  DELIVERY_MAX_BUFFERED_BYTES: envTypes.positiveInt(32 * MIB),
+  /** Outcome records settled but not yet committed (held until the offsets before them settle); fetching waits beyond. */
+  DELIVERY_MAX_STAGED_BYTES: envTypes.positiveInt(64 * MIB),
+  /** How often settled outcomes and offsets are committed (one transaction each time, when there is anything). */
+  DELIVERY_COMMIT_INTERVAL: envTypes.duration('100ms'),
+  /** Largest record the dispatcher writes (the broker's or topic's max.message.bytes, less headroom). */
+  KAFKA_MAX_RECORD_BYTES: envTypes.positiveInt(1_000_000),
+  /** 410 Gone from every URL of a destination disables it (written to the config topic). */
+  DELIVERY_DISABLE_ON_GONE: envTypes.boolean(false),
   /**
-   * A destination at its backlog bound has its new deliveries deferred when it has finished
-   * no request for this long while requests are running, or its requests take this long on
-   * average (see scheduler.ts).
+   * Test-only fault injection: a pause between sending a transaction's records and committing
+   * it, so tests can kill the process with its transaction open. Never set it in production.
    */
-  DELIVERY_STALLED_AFTER: envTypes.duration('500ms'),
+  DELIVERY_TEST_COMMIT_DELAY: envTypes.duration('0ms'),
+  /** Retryable failures in a row that open a destination's circuit. */
+  CIRCUIT_FAILURES: envTypes.positiveInt(5),
+  /** Share of failed attempts within CIRCUIT_WINDOW that opens the circuit, once CIRCUIT_MIN_REQUESTS were made. */
+  CIRCUIT_FAILURE_RATIO: envTypes.ratio(0.5),
+  CIRCUIT_MIN_REQUESTS: envTypes.positiveInt(20),
+  CIRCUIT_WINDOW: envTypes.duration('10s'),
+  /** First cool-down of an open circuit; doubles with each opening in a row, up to CIRCUIT_MAX_OPEN. */
+  CIRCUIT_OPEN: envTypes.duration('5s'),
+  CIRCUIT_MAX_OPEN: envTypes.duration('5m'),
+  /** Real deliveries let through as probes when the cool-down ends. */
+  CIRCUIT_PROBES: envTypes.positiveInt(3),
 };
 
 export function ladderFromSettings(settings: { RETRY_LADDER: number[]; RETRY_WINDOW: number }): RetryLadder {
   return validateLadder({ delaysMs: settings.RETRY_LADDER, windowMs: settings.RETRY_WINDOW });
+}
+
+export function breakerFromSettings(settings: {
+  CIRCUIT_FAILURES: number;
+  CIRCUIT_FAILURE_RATIO: number;
+  CIRCUIT_MIN_REQUESTS: number;
+  CIRCUIT_WINDOW: number;
+  CIRCUIT_OPEN: number;
+  CIRCUIT_MAX_OPEN: number;
+  CIRCUIT_PROBES: number;
+}): BreakerSettings {
+  return {
+    consecutiveFailures: settings.CIRCUIT_FAILURES,
+    failureRatio: settings.CIRCUIT_FAILURE_RATIO,
+    minRequests: settings.CIRCUIT_MIN_REQUESTS,
+    windowMs: settings.CIRCUIT_WINDOW,
+    openMs: settings.CIRCUIT_OPEN,
+    maxOpenMs: Math.max(settings.CIRCUIT_MAX_OPEN, settings.CIRCUIT_OPEN),
+    probes: settings.CIRCUIT_PROBES,
+  };
 }

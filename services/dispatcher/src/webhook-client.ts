@@ -17,9 +17,12 @@ import { Agent } from 'undici';
 import { isBlockedAddress } from './address-guard.js';
 import { BLOCKED_ADDRESS_CODE, UNSUPPORTED_PROTOCOL_CODE, type UrlResult } from './classify.js';
 import type { WebhookRequest } from './request.js';
+import { retryAfterMs } from './retry-after.js';
 
-/** Response bodies are read and discarded (so the connection can be reused) up to this size. */
+/** Response bodies are read (so the connection can be reused) up to this size; a longer one closes the connection. */
 const RESPONSE_BODY_LIMIT = 64 * 1024;
+/** The first bytes of a response body kept for the delivery log. */
+export const RESPONSE_BODY_KEPT = 1024;
 /** Idle keep-alive connections close after this long. */
 const KEEP_ALIVE_MS = 30_000;
 
@@ -69,6 +72,30 @@ function errorCode(error: unknown): string | undefined {
 function errorMessage(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   return message.length > 300 ? `${message.slice(0, 300)}…` : message;
+}
+
+/**
+ * Reads a response body to its end, keeping its first `keep` bytes. Past `limit` bytes the
+ * body is abandoned (undici then closes the connection rather than reading on).
+ */
+async function readHead(body: AsyncIterable<Buffer> & { destroy(): unknown }, keep: number, limit: number): Promise<Buffer> {
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
+  let total = 0;
+  for await (const chunk of body) {
+    if (keptBytes < keep) {
+      const part = chunk.length <= keep - keptBytes ? chunk : chunk.subarray(0, keep - keptBytes);
+      kept.push(part);
+      keptBytes += part.length;
+    }
+    total += chunk.length;
+    if (total > limit) {
+      body.destroy();
+      break;
+    }
+  }
+  // A copy: a slice would keep the whole chunk it came from alive with the delivery log record.
+  return Buffer.concat(kept, keptBytes);
 }
 
 export class WebhookClient {
@@ -134,10 +161,15 @@ export class WebhookClient {
         body: request.body,
         signal,
       });
-      // Reading the body to the end is part of the exchange and frees the connection for reuse.
-      await response.body.dump({ limit: RESPONSE_BODY_LIMIT, signal });
+      // Reading the body to the end is part of the exchange and frees the connection for reuse;
+      // its first bytes are kept for the delivery log.
+      const body = await readHead(response.body, RESPONSE_BODY_KEPT, RESPONSE_BODY_LIMIT);
       if (signal.aborted) return { kind: 'timeout', timeoutMs: this.options.timeoutMs };
-      return { kind: 'response', status: response.statusCode };
+      const result: UrlResult = { kind: 'response', status: response.statusCode };
+      if (body.length > 0) result.body = body;
+      const wait = retryAfterMs(response.headers['retry-after'], Date.now());
+      if (wait !== undefined) result.retryAfterMs = wait;
+      return result;
     } catch (error) {
       if (signal.aborted) return { kind: 'timeout', timeoutMs: this.options.timeoutMs };
       return { kind: 'error', code: errorCode(error), message: errorMessage(error) };

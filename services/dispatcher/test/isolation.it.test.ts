@@ -1,13 +1,14 @@
 /**
- * Isolation, functionally: a destination that never answers must not hold back a healthy
- * one on the same topic. With small limits, the hanging destination's surplus is deferred
- * to the retry ladder (no request made, no attempt counted, its window started) while
- * every delivery to the healthy destination goes through; deferring again climbs the
- * ladder. (The throughput figure comes from bench/isolation.ts.)
+ * Isolation, functionally: destinations that fail fast (503 at once, connection refused) or
+ * hang must not hold back a healthy one on the same topic. Their circuits open after a few
+ * failures and from then on their deliveries are deferred to the retry ladder without a
+ * request (no attempt counted, the window started), while every delivery to the healthy
+ * destination goes through. (The figures under load come from `npm run bench -- --scenario
+ * noisy-neighbour`.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metricValue, startService, uniqueNamespace, type RunningService } from '@tributary/test/harness';
-import { DEFERRED_ERROR } from '../src/next-step.js';
+import { wasDeferred } from '../src/next-step.js';
 import { eventually, TestPipeline, webhooksDestination } from './pipeline.js';
 import { startReceiver, type Receiver } from './receivers.js';
 
@@ -16,18 +17,23 @@ const ladder = { delaysMs: [1000, 60_000], windowMs: 3_600_000 };
 let pipeline: TestPipeline;
 let dispatcher: RunningService;
 let receiver: Receiver;
+let refusedUrl: string;
 
 beforeAll(async () => {
   receiver = await startReceiver();
+  // A port nothing listens on: connection refused.
+  const closed = await startReceiver();
+  refusedUrl = closed.url('/refused');
+  await closed.close();
   pipeline = new TestPipeline(uniqueNamespace('isol'), ladder);
   await pipeline.start();
   dispatcher = await startService('dispatcher', {
     env: pipeline.env({
-      WEBHOOK_TIMEOUT: '5s',
-      DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOK_TIMEOUT: '1s',
       DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: '2',
       DELIVERY_MAX_QUEUED_PER_DESTINATION: '4',
-      DELIVERY_STALLED_AFTER: '300ms',
+      CIRCUIT_FAILURES: '3',
+      CIRCUIT_OPEN: '30s',
     }),
   });
 });
@@ -38,60 +44,73 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-describe('a hanging destination beside a healthy one', () => {
-  it('defers the hanging surplus and delivers everything to the healthy destination', async () => {
-    await pipeline.putDestination(webhooksDestination('dead-end', [{ url: receiver.url('/hang') }]));
+const requestsTo = (path: string) => receiver.requests.filter((request) => request.path === path).length;
+
+describe('failing destinations beside a healthy one', () => {
+  it('opens the circuits of fast-failing and hanging destinations and defers their deliveries without requests', async () => {
+    await pipeline.putDestination(webhooksDestination('fails-fast', [{ url: receiver.url('/status/503') }]));
+    await pipeline.putDestination(webhooksDestination('refuses', [{ url: refusedUrl }]));
+    await pipeline.putDestination(webhooksDestination('hangs', [{ url: receiver.url('/hang') }]));
     await pipeline.putDestination(webhooksDestination('healthy', [{ url: receiver.url('/ok') }]));
-    // Steady traffic, in waves: the dispatcher judges a destination as deliveries for it
-    // arrive, so it takes traffic after the dead end has stalled to see deferrals.
+    const failing = ['fails-fast', 'refuses', 'hangs'];
     const deliveries = [];
-    for (let wave = 0; wave < 6; wave++) {
-      const items = Array.from({ length: 8 }, (_, index) => ({
-        destinationId: index % 2 === 0 ? 'dead-end' : 'healthy',
+    // Waves, so that later deliveries meet circuits the earlier ones opened.
+    for (let wave = 0; wave < 5; wave++) {
+      const items = Array.from({ length: 40 }, (_, index) => ({
+        destinationId: index % 4 === 3 ? 'healthy' : failing[index % 4]!,
         body: { type: 'track', event: `isolation-${wave}-${index}` },
       }));
       deliveries.push(...(await pipeline.deliverMany(items)));
-      await new Promise((resolve) => setTimeout(resolve, 400));
+      await new Promise((resolve) => setTimeout(resolve, 700));
     }
     const healthy = deliveries.filter((delivery) => delivery.destinationId === 'healthy');
-    const hanging = deliveries.filter((delivery) => delivery.destinationId === 'dead-end');
-
-    // Every healthy delivery arrives while the dead end is still holding its two requests.
     await eventually(
       () => healthy.every((delivery) => receiver.requests.some((request) => request.body.equals(delivery.body))),
       'every healthy delivery received',
     );
-    const deferred = await eventually(() => {
-      const records = hanging
-        .flatMap((delivery) => pipeline.retriesFor(delivery.deliveryId))
-        .filter((record) => record.delivery.lastError === DEFERRED_ERROR);
-      return records.length > 0 && records;
-    }, 'the hanging surplus deferred');
-    for (const record of deferred) {
-      expect(record.tier).toBe('1s');
-      expect(record.delivery).toMatchObject({ attempts: 0, lastError: DEFERRED_ERROR });
-      expect(record.delivery.firstAttemptAt).not.toBeNull();
+
+    for (const destinationId of failing) {
+      const mine = deliveries.filter((delivery) => delivery.destinationId === destinationId);
+      // Every delivery ends on the ladder: retried after an attempt, or deferred without one.
+      await eventually(() => mine.every((delivery) => pipeline.retriesFor(delivery.deliveryId).length > 0), `${destinationId}: every delivery on the ladder`);
+      const deferred = mine.flatMap((delivery) => pipeline.retriesFor(delivery.deliveryId)).filter((record) => wasDeferred(record.delivery));
+      expect(deferred.length, destinationId).toBeGreaterThan(mine.length / 2);
+      for (const record of deferred) {
+        expect(record.tier).toBe('1s');
+        expect(record.delivery.attempts).toBe(0);
+        expect(record.delivery.firstAttemptAt).not.toBeNull();
+      }
     }
-    // At most the per-destination limit of requests ever reached the hanging URL at once.
-    expect(receiver.requests.filter((request) => request.path === '/hang').length).toBeLessThanOrEqual(2);
-    expect(await metricValue(dispatcher.url, 'tributary_dispatcher_deferred_total')).toBeGreaterThanOrEqual(deferred.length);
+    // Requests actually sent to the failing receivers: the circuit's threshold (and, for the
+    // hanging one, the requests in flight when it opened), not one per delivery.
+    expect(requestsTo('/status/503')).toBeLessThanOrEqual(6);
+    expect(requestsTo('/hang')).toBeLessThanOrEqual(4);
+    expect(await metricValue(dispatcher.url, 'tributary_dispatcher_deferred_total', { reason: 'circuit_open' })).toBeGreaterThan(100);
+    for (const destinationId of failing) {
+      expect(await metricValue(dispatcher.url, 'tributary_destination_circuit_state', { destination: destinationId }), destinationId).toBe(2);
+    }
+    expect(await metricValue(dispatcher.url, 'tributary_destination_circuit_state', { destination: 'healthy' })).toBe(0);
     expect(pipeline.deadLetters).toEqual([]);
+
+    // The delivery log tells deferrals from attempts.
+    const sample = deliveries.find((delivery) => delivery.destinationId === 'fails-fast' && pipeline.retriesFor(delivery.deliveryId).some((r) => wasDeferred(r.delivery)))!;
+    await eventually(() => pipeline.attemptsFor(sample.deliveryId).length > 0, 'the deferral in the attempt log');
+    expect(pipeline.attemptsFor(sample.deliveryId)[0]).toMatchObject({ kind: 'deferred', outcome: 'deferred', deferReason: 'circuit_open', lane: 'first', attempt: 0, targets: [] });
   });
 
-  it('defers a delivery that comes back while its destination still hangs further up the ladder', async () => {
-    // One of the deferred deliveries returns from the 1 s tier as the scheduler would send it back.
-    const [returning] = await pipeline.deliverMany([
-      {
-        destinationId: 'dead-end',
-        body: { type: 'track', event: 'returning' },
-        overrides: { firstAttemptAt: Date.now() - 1500, lastError: DEFERRED_ERROR },
-      },
-    ]);
+  it('defers a delivery that comes back on the retry lane while its circuit is still open, further up the ladder', async () => {
+    // A deferred delivery returns from the 1 s tier, as the retry-scheduler releases it.
+    const [returning] = await pipeline.deliverMany(
+      [{ destinationId: 'fails-fast', body: { type: 'track', event: 'returning' }, overrides: { firstAttemptAt: Date.now() - 1500, lastError: 'deferred: circuit open; last error: HTTP 503' } }],
+      'retry',
+    );
     const [record] = await eventually(() => {
       const records = pipeline.retriesFor(returning!.deliveryId);
       return records.length > 0 && records;
     }, 'the returning delivery deferred again');
     expect(record!.tier).toBe('1m');
-    expect(record!.delivery.attempts).toBe(0);
+    expect(record!.delivery).toMatchObject({ attempts: 0, lastError: 'deferred: circuit open; last error: HTTP 503' });
+    await eventually(() => pipeline.attemptsFor(returning!.deliveryId).length > 0, 'its attempt-log record');
+    expect(pipeline.attemptsFor(returning!.deliveryId)[0]).toMatchObject({ lane: 'retry', kind: 'deferred' });
   });
 });

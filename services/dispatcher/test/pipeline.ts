@@ -16,7 +16,17 @@ import {
   type AvroCodec,
   type RetryLadder,
 } from '@tributary/shared';
-import { topicNames, type DeadLetter, type Delivery, type Destination, type RetryRecord, type TopicNames } from '@tributary/schemas';
+import {
+  topicNames,
+  type DeadLetter,
+  type Delivery,
+  type DeliveryAttempt,
+  type Destination,
+  type DestinationHealth,
+  type QuarantinedRecord,
+  type RetryRecord,
+  type TopicNames,
+} from '@tributary/schemas';
 import { ladderEnv, stackEnv, testDelivery, testCodec, testKafka, testLogger, uniqueName } from '@tributary/test/harness';
 
 export interface Collected<T> {
@@ -31,6 +41,9 @@ export class TestPipeline {
   readonly codec: AvroCodec;
   readonly retries: Array<Collected<RetryRecord>> = [];
   readonly deadLetters: Array<Collected<DeadLetter>> = [];
+  readonly attempts: Array<Collected<DeliveryAttempt>> = [];
+  readonly quarantined: Array<Collected<QuarantinedRecord>> = [];
+  readonly health: Array<Collected<DestinationHealth | null>> = [];
   private producer: Producer | undefined;
   private collector: Consumer | undefined;
 
@@ -52,7 +65,8 @@ export class TestPipeline {
     };
   }
 
-  async start(): Promise<void> {
+  /** `readUncommitted`: also collect records of transactions that were never committed. */
+  async start(options: { readUncommitted?: boolean } = {}): Promise<void> {
     const retryTiers = ladderTiers(this.ladder).map((tier) => tier.label);
     await prepareTopics({
       kafka: this.kafka,
@@ -63,20 +77,24 @@ export class TestPipeline {
     });
     this.producer = createProducer(this.kafka);
     await this.producer.connect();
-    const collector = createConsumer(this.kafka, uniqueName(`${this.namespace}-collector`));
+    const collector = createConsumer(this.kafka, uniqueName(`${this.namespace}-collector`), { readUncommitted: options.readUncommitted ?? false });
     this.collector = collector;
     await collector.connect();
     const tierTopics = retryTiers.map((tier) => this.topics.retry(tier));
-    await collector.subscribe({ topics: [this.topics.deadLetters, ...tierTopics], fromBeginning: true });
+    const { deadLetters, attempts, quarantine, destinationHealth } = this.topics;
+    await collector.subscribe({ topics: [deadLetters, attempts, quarantine, destinationHealth, ...tierTopics], fromBeginning: true });
     await collector.run({
       eachMessage: async ({ topic, message }) => {
         const key = message.key?.toString() ?? '';
-        if (!message.value) return;
-        if (topic === this.topics.deadLetters) {
-          this.deadLetters.push({ topic, key, value: await this.codec.decode<DeadLetter>('dlq', message.value) });
-        } else {
-          this.retries.push({ topic, key, value: await this.codec.decode<RetryRecord>('retry', message.value) });
+        if (topic === destinationHealth) {
+          this.health.push({ topic, key, value: message.value ? await this.codec.decode<DestinationHealth>('destination-health', message.value) : null });
+          return;
         }
+        if (!message.value) return;
+        if (topic === deadLetters) this.deadLetters.push({ topic, key, value: await this.codec.decode<DeadLetter>('dlq', message.value) });
+        else if (topic === attempts) this.attempts.push({ topic, key, value: await this.codec.decode<DeliveryAttempt>('attempt', message.value) });
+        else if (topic === quarantine) this.quarantined.push({ topic, key, value: await this.codec.decode<QuarantinedRecord>('quarantine', message.value) });
+        else this.retries.push({ topic, key, value: await this.codec.decode<RetryRecord>('retry', message.value) });
       },
     });
   }
@@ -100,11 +118,12 @@ export class TestPipeline {
     return delivery!;
   }
 
-  async deliverMany(items: Array<{ destinationId: string; body: unknown; overrides?: Partial<Delivery> }>): Promise<Delivery[]> {
+  /** Writes deliveries to the first-attempt topic, or with `lane: 'retry'` to the retry lane (as the retry-scheduler releases them). */
+  async deliverMany(items: Array<{ destinationId: string; body: unknown; overrides?: Partial<Delivery> }>, lane: 'first' | 'retry' = 'first'): Promise<Delivery[]> {
     const deliveries = items.map(({ destinationId, body, overrides }) => newDelivery(destinationId, body, overrides));
     for (let start = 0; start < deliveries.length; start += 500) {
       await this.requireProducer().send({
-        topic: this.topics.deliveries,
+        topic: lane === 'first' ? this.topics.deliveries : this.topics.dueRetries,
         messages: deliveries
           .slice(start, start + 500)
           .map((delivery) => ({ key: delivery.deliveryId, value: this.codec.encode(this.topics.deliveries, delivery) })),
@@ -115,6 +134,15 @@ export class TestPipeline {
 
   retriesFor(deliveryId: string): RetryRecord[] {
     return this.retries.filter(({ value }) => value.delivery.deliveryId === deliveryId).map(({ value }) => value);
+  }
+
+  attemptsFor(deliveryId: string): DeliveryAttempt[] {
+    return this.attempts.filter(({ value }) => value.deliveryId === deliveryId).map(({ value }) => value);
+  }
+
+  /** Writes raw bytes (poison) to a topic. */
+  async sendRaw(topic: string, key: string, value: Buffer | null): Promise<void> {
+    await this.send(topic, key, value);
   }
 
   deadLettersFor(deliveryId: string): DeadLetter[] {

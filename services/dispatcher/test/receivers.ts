@@ -19,8 +19,8 @@ export interface ReceivedRequest {
   at: number;
 }
 
-/** Answers a request: a status to send (at once, or after a delay), or 'hang' to never answer. */
-export type Behaviour = (request: ReceivedRequest) => number | { status: number; afterMs: number } | 'hang';
+/** Answers a request: a status to send (at once, or after a delay, with extra headers), or 'hang' to never answer. */
+export type Behaviour = (request: ReceivedRequest) => number | { status: number; afterMs?: number; headers?: Record<string, string>; body?: string } | 'hang';
 
 export interface Receiver {
   url(path?: string): string;
@@ -60,11 +60,11 @@ function listenOn(server: Server, scheme: 'http' | 'https', behaviour: Behaviour
         response.on('close', () => hanging.delete(response));
         return;
       }
-      const { status, afterMs } = typeof answer === 'number' ? { status: answer, afterMs: 0 } : answer;
+      const { status, afterMs = 0, headers = {}, body = JSON.stringify({ received: true }) } = typeof answer === 'number' ? { status: answer } : answer;
       const respond = () => {
         if (status >= 300 && status < 400) response.setHeader('location', '/elsewhere');
-        response.writeHead(status, { 'content-type': 'application/json' });
-        response.end(JSON.stringify({ received: true }));
+        response.writeHead(status, { 'content-type': 'application/json', ...headers });
+        response.end(body);
       };
       if (afterMs > 0) setTimeout(respond, afterMs);
       else respond();

@@ -1,5 +1,5 @@
 /**
- * retry-scheduler — moves retry records back to the deliveries topic when they are due,
+ * retry-scheduler — moves retry records to the retry lane (<ns>.deliveries.retries.v1) when they are due,
  * one consumer per tier topic so a long tier never holds up a short one, and dead-letters
  * those whose attempt would fall outside the retry window (see README.md).
  *

@@ -33,7 +33,7 @@ export function createSchedulerMetrics(registry: Registry, tiers: readonly strin
   const metrics: SchedulerMetrics = {
     released: new Counter({
       name: 'tributary_retries_released_total',
-      help: 'Retry records moved back to the deliveries topic, by tier.',
+      help: 'Retry records moved to the retry lane when due, by tier.',
       labelNames: ['tier'],
       registers,
     }),

@@ -7,7 +7,7 @@
  *   due order up to the skew between the dispatchers' produce times. A later record due a
  *   little earlier than the head waits behind it — at most that skew, never released early.
  * - Due, and the attempt would still fall inside the window → release it to the
- *   deliveries topic, unchanged.
+ *   retry lane (<ns>.deliveries.retries.v1), unchanged.
  * - An attempt now (or at its due time) would fall after `firstAttemptAt + window` →
  *   dead letter `expired`. The dispatcher checks the window too; this is the second check,
  *   and the one that catches a scheduler that was down past a record's window.

@@ -1,9 +1,10 @@
 /**
  * The Kafka edge of one retry tier: a consumer of `<ns>.retry.<tier>.v1` (its own group,
- * read_committed) that moves due records back to the deliveries topic.
+ * read_committed) that moves due records to the retry lane, `<ns>.deliveries.retries.v1`
+ * (apart from first attempts, so a flood of due retries never queues in front of them).
  *
  * Each partition is read in order. The due records at its head are released — their
- * delivery produced unchanged to the deliveries topic (key `<destinationId>/<messageId>`)
+ * delivery produced unchanged to the retry lane (key `<destinationId>/<messageId>`)
  * and the consumed offset sent, in one transaction per chunk — or, when an attempt would
  * fall outside the window, written to the dead-letter topic as `expired` in the same way.
  * At the first record not yet due the partition is paused (`consumer.pause`), the
@@ -208,8 +209,8 @@ export class TierScheduler {
     const { delivery } = step.record;
     const key = deliveryKey(delivery.destinationId, delivery.messageId);
     if (step.kind === 'release') {
-      const value = codec.encode(topics.deliveries, delivery);
-      return { step, topic: topics.deliveries, key, value, bytes: key.length + value.length };
+      const value = codec.encode(topics.dueRetries, delivery);
+      return { step, topic: topics.dueRetries, key, value, bytes: key.length + value.length };
     }
     const value = codec.encode(topics.deadLetters, this.expiredLetter(step.record, step.deadline));
     return { step, topic: topics.deadLetters, key, value, bytes: key.length + value.length };

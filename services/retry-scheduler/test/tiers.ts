@@ -86,7 +86,7 @@ export class TierStack {
 
   /** Every committed delivery record (duplicates included). */
   async deliveries(): Promise<Array<Written<Delivery>>> {
-    return this.readAll(this.topics.deliveries, (value) => this.codec.decode<Delivery>('delivery', value));
+    return this.readAll(this.topics.dueRetries, (value) => this.codec.decode<Delivery>('delivery', value));
   }
 
   async deadLetters(): Promise<Array<Written<DeadLetter>>> {
@@ -95,7 +95,7 @@ export class TierStack {
 
   /** Offsets (records and transaction markers) on the deliveries topic so far. */
   async deliveryOffsets(): Promise<number> {
-    const offsets = await withAdmin(this.kafka, (admin) => admin.fetchTopicOffsets(this.topics.deliveries));
+    const offsets = await withAdmin(this.kafka, (admin) => admin.fetchTopicOffsets(this.topics.dueRetries));
     return offsets.reduce((sum, { high }) => sum + Number(high), 0);
   }
 

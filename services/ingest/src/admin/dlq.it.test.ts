@@ -150,7 +150,7 @@ describe('the dead-letter admin routes', () => {
     const again = await call('POST', '/dlq/replay', { destination: 'crm' });
     expect(again.json).toEqual({ destination: 'crm', matched: 3, replayed: 1, skipped: 2, dryRun: false });
 
-    const records = await readTopicToEnd(kafka, topics.deliveries);
+    const records = await readTopicToEnd(kafka, topics.dueRetries);
     const deliveries = await Promise.all(records.map(({ message }) => codec.decode<Delivery>('delivery', message.value!)));
     expect(records.map(({ message }) => message.key?.toString()).sort()).toEqual(['crm/m-1', 'crm/m-2', 'crm/m-3']);
     for (const delivery of deliveries) expect(delivery).toMatchObject({ attempts: 0, firstAttemptAt: null, lastError: null, lastStatus: null, replays: 1 });

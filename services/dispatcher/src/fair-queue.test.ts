@@ -1,0 +1,131 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { FairQueue, type FairQueueLimits, type Queued } from './fair-queue.js';
+
+interface Item extends Queued {
+  name: string;
+  partition?: number;
+}
+
+const limits: FairQueueLimits = { maxInFlight: 4, maxInFlightPerDestination: 2 };
+
+function fill(queue: FairQueue<Item>, destinationId: string, count: number, lane: Item['lane'] = 'first', bytes = 10): void {
+  for (let index = 0; index < count; index++) queue.enqueue(destinationId, { name: `${destinationId}${lane === 'retry' ? 'r' : ''}${index}`, lane, bytes, queuedAt: index });
+}
+
+const names = (started: Array<{ item: Item }>) => started.map(({ item }) => item.name);
+
+describe('FairQueue', () => {
+  it('starts in FIFO order per destination within the per-destination and global limits', () => {
+    const queue = new FairQueue<Item>(limits);
+    fill(queue, 'a', 3);
+    const started = queue.startRunnable();
+    expect(names(started)).toEqual(['a0', 'a1']);
+    expect(queue.inFlight).toBe(2);
+    expect(queue.backlog('a')).toEqual({ first: 1, retry: 0, bytes: 10, running: 2, oldestQueuedAt: 2 });
+    expect(queue.startRunnable()).toEqual([]);
+    queue.finish('a');
+    expect(names(queue.startRunnable())).toEqual(['a2']);
+  });
+
+  it('takes destinations in turn, so a deep queue does not starve a short one', () => {
+    const queue = new FairQueue<Item>({ maxInFlight: 3, maxInFlightPerDestination: 3 });
+    fill(queue, 'deep', 3);
+    fill(queue, 'short', 1);
+    expect(names(queue.startRunnable())).toEqual(['deep0', 'short0', 'deep1']);
+  });
+
+  it('alternates the lanes of a destination, so a flood of due retries gets every other start', () => {
+    const queue = new FairQueue<Item>({ maxInFlight: 6, maxInFlightPerDestination: 6 });
+    fill(queue, 'a', 4, 'retry');
+    fill(queue, 'a', 2, 'first');
+    expect(names(queue.startRunnable())).toEqual(['a0', 'ar0', 'a1', 'ar1', 'ar2', 'ar3']);
+    expect(queue.queuedIn('first')).toBe(0);
+    expect(queue.queuedIn('retry')).toBe(0);
+  });
+
+  it('never runs more than the global limit', () => {
+    const queue = new FairQueue<Item>(limits);
+    for (const id of ['a', 'b', 'c']) fill(queue, id, 2);
+    expect(queue.startRunnable()).toHaveLength(4);
+    expect(queue.inFlight).toBe(4);
+    expect(queue.queued).toBe(2);
+    expect(queue.queuedBytes).toBe(20);
+  });
+
+  it('takes a destination’s whole queue at once (its circuit opened), leaving the others', () => {
+    const queue = new FairQueue<Item>(limits);
+    fill(queue, 'dead', 3);
+    fill(queue, 'dead', 2, 'retry');
+    fill(queue, 'ok', 1);
+    expect(queue.takeQueued('dead').map((item) => item.name).sort()).toEqual(['dead0', 'dead1', 'dead2', 'deadr0', 'deadr1']);
+    expect(queue.backlog('dead')).toEqual({ first: 0, retry: 0, bytes: 0, running: 0, oldestQueuedAt: undefined });
+    expect(names(queue.startRunnable())).toEqual(['ok0']);
+    expect(queue.queued).toBe(0);
+  });
+
+  it('removes the queued items of a revoked partition and keeps the rest in order', () => {
+    const queue = new FairQueue<Item>(limits);
+    for (let index = 0; index < 4; index++) queue.enqueue('a', { name: `a${index}`, lane: 'first', bytes: 1, partition: index % 2, queuedAt: 0 });
+    expect(queue.removeQueued((item) => item.partition === 1).map((item) => item.name)).toEqual(['a1', 'a3']);
+    expect(names(queue.startRunnable())).toEqual(['a0', 'a2']);
+  });
+
+  it('keeps its counts exact and its limits, whatever is enqueued, started, finished or taken (property)', () => {
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('enqueue' as const), destination: fc.integer({ min: 0, max: 3 }), lane: fc.constantFrom('first' as const, 'retry' as const), bytes: fc.integer({ min: 1, max: 100 }) }),
+      fc.record({ kind: fc.constant('start' as const) }),
+      fc.record({ kind: fc.constant('finish' as const), pick: fc.nat() }),
+      fc.record({ kind: fc.constant('take' as const), destination: fc.integer({ min: 0, max: 3 }) }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 200 }), (ops) => {
+        const queue = new FairQueue<Item>(limits);
+        const running: string[] = [];
+        const queued = new Map<string, number>();
+        let bytes = 0;
+        let serial = 0;
+        for (const step of ops) {
+          if (step.kind === 'enqueue') {
+            const id = `d${step.destination}`;
+            queue.enqueue(id, { name: `${serial++}`, lane: step.lane, bytes: step.bytes, queuedAt: serial });
+            queued.set(id, (queued.get(id) ?? 0) + 1);
+            bytes += step.bytes;
+          } else if (step.kind === 'start') {
+            for (const { destinationId, item } of queue.startRunnable()) {
+              running.push(destinationId);
+              queued.set(destinationId, queued.get(destinationId)! - 1);
+              bytes -= item.bytes;
+            }
+          } else if (step.kind === 'finish' && running.length > 0) {
+            const [id] = running.splice(step.pick % running.length, 1);
+            queue.finish(id!);
+          } else if (step.kind === 'take') {
+            const id = `d${step.destination}`;
+            const taken = queue.takeQueued(id);
+            queued.set(id, (queued.get(id) ?? 0) - taken.length);
+            bytes -= taken.reduce((total, item) => total + item.bytes, 0);
+          }
+          expect(queue.inFlight).toBe(running.length);
+          expect(queue.inFlight).toBeLessThanOrEqual(limits.maxInFlight);
+          expect(queue.queued).toBe([...queued.values()].reduce((a, b) => a + b, 0));
+          expect(queue.queuedBytes).toBe(bytes);
+          for (const [id, count] of queued) {
+            const backlog = queue.backlog(id);
+            expect(backlog.first + backlog.retry).toBe(count);
+            expect(backlog.running).toBe(running.filter((r) => r === id).length);
+            expect(backlog.running).toBeLessThanOrEqual(limits.maxInFlightPerDestination);
+          }
+        }
+        // Whatever is queued eventually starts once everything running finishes.
+        for (;;) {
+          while (running.length > 0) queue.finish(running.pop()!);
+          const started = queue.startRunnable();
+          if (started.length === 0) break;
+          running.push(...started.map((s) => s.destinationId));
+        }
+        expect(queue.queued).toBe(0);
+      }),
+    );
+  });
+});

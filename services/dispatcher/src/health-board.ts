@@ -1,0 +1,144 @@
+/**
+ * Every destination's health as this process sees it: its circuit breaker, what it made of
+ * the destination's deliveries, and which destinations changed since their health was last
+ * published. Pure: time is passed in; the dispatcher publishes snapshots to
+ * `<ns>.destination-health.v1` and Prometheus.
+ */
+import type { CircuitState, DestinationHealth } from '@tributary/schemas';
+import type { DeferReason } from './admission.js';
+import { CircuitBreaker, type AttemptResult, type BreakerAdmission, type BreakerSettings } from './breaker.js';
+
+export interface Backlog {
+  first: number;
+  retry: number;
+  running: number;
+}
+
+interface Tracked {
+  breaker: CircuitBreaker;
+  attempts: number;
+  deferrals: number;
+  deferredByReason: Record<DeferReason, number>;
+  lastActivityAt: number;
+}
+
+export interface Transition {
+  destinationId: string;
+  from: CircuitState;
+  to: CircuitState;
+}
+
+export class HealthBoard {
+  private readonly tracked = new Map<string, Tracked>();
+  private readonly changed = new Set<string>();
+
+  constructor(
+    private readonly settings: BreakerSettings,
+    private readonly instanceId: string,
+  ) {}
+
+  /** Asks the destination's breaker about its next delivery; `transition` is set when that moved it (open → half-open). */
+  admit(destinationId: string, now: number): { admission: BreakerAdmission; transition: Transition | undefined } {
+    const entry = this.entry(destinationId, now);
+    const from = entry.breaker.current;
+    const admission = entry.breaker.admit(now);
+    return { admission, transition: this.transitionOf(destinationId, from, entry.breaker.current) };
+  }
+
+  /** Reports a finished attempt (or probe); `transition` is set when it moved the circuit. */
+  recordAttempt(destinationId: string, result: AttemptResult, probe: boolean, now: number): Transition | undefined {
+    const entry = this.entry(destinationId, now);
+    entry.attempts++;
+    const from = entry.breaker.current;
+    entry.breaker.record(result, probe, now);
+    return this.transitionOf(destinationId, from, entry.breaker.current);
+  }
+
+  /** A probe was admitted but never made (its partition went to another process). */
+  cancelProbe(destinationId: string): void {
+    this.tracked.get(destinationId)?.breaker.cancelProbe();
+  }
+
+  noteDeferral(destinationId: string, reason: DeferReason, now: number): void {
+    const entry = this.entry(destinationId, now);
+    entry.deferrals++;
+    entry.deferredByReason[reason]++;
+  }
+
+  state(destinationId: string): CircuitState {
+    return this.tracked.get(destinationId)?.breaker.current ?? 'closed';
+  }
+
+  /** Deferrals by reason since the last call, per destination (for a periodic log line), reset on read. */
+  takeDeferralCounts(): Array<{ destinationId: string; circuit_open: number; backlog_full: number }> {
+    const counts: Array<{ destinationId: string; circuit_open: number; backlog_full: number }> = [];
+    for (const [destinationId, entry] of this.tracked) {
+      const { circuit_open, backlog_full } = entry.deferredByReason;
+      if (circuit_open + backlog_full === 0) continue;
+      counts.push({ destinationId, circuit_open, backlog_full });
+      entry.deferredByReason = { circuit_open: 0, backlog_full: 0 };
+    }
+    return counts;
+  }
+
+  snapshot(destinationId: string, backlog: Backlog, now: number): DestinationHealth | undefined {
+    const entry = this.tracked.get(destinationId);
+    if (!entry) return undefined;
+    const breaker = entry.breaker.snapshot(now);
+    return {
+      destinationId,
+      instanceId: this.instanceId,
+      ...breaker,
+      queuedFirst: backlog.first,
+      queuedRetries: backlog.retry,
+      inFlight: backlog.running,
+      attempts: entry.attempts,
+      deferrals: entry.deferrals,
+      updatedAt: now,
+    };
+  }
+
+  destinations(): IterableIterator<string> {
+    return this.tracked.keys();
+  }
+
+  /** Destinations whose health changed since the last call (then forgotten). */
+  takeChanged(): string[] {
+    const ids = [...this.changed];
+    this.changed.clear();
+    return ids;
+  }
+
+  /**
+   * Forgets destinations that are closed, quiet and idle for `idleMs` (or no longer
+   * configured): their published health should be withdrawn. Returns their ids.
+   */
+  sweep(now: number, idleMs: number, isBusy: (destinationId: string) => boolean, exists: (destinationId: string) => boolean): string[] {
+    const forgotten: string[] = [];
+    for (const [destinationId, entry] of this.tracked) {
+      if (isBusy(destinationId)) continue;
+      const idle = now - entry.lastActivityAt >= idleMs && entry.breaker.isQuiet(now);
+      if (idle || !exists(destinationId)) {
+        this.tracked.delete(destinationId);
+        this.changed.delete(destinationId);
+        forgotten.push(destinationId);
+      }
+    }
+    return forgotten;
+  }
+
+  private entry(destinationId: string, now: number): Tracked {
+    let entry = this.tracked.get(destinationId);
+    if (!entry) {
+      entry = { breaker: new CircuitBreaker(this.settings, now), attempts: 0, deferrals: 0, deferredByReason: { circuit_open: 0, backlog_full: 0 }, lastActivityAt: now };
+      this.tracked.set(destinationId, entry);
+    }
+    entry.lastActivityAt = now;
+    this.changed.add(destinationId);
+    return entry;
+  }
+
+  private transitionOf(destinationId: string, from: CircuitState, to: CircuitState): Transition | undefined {
+    return from === to ? undefined : { destinationId, from, to };
+  }
+}

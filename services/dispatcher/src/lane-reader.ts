@@ -1,0 +1,180 @@
+/**
+ * The Kafka edge of one lane: a consumer (its own group) of the first-attempt topic or of the
+ * retry lane, handing each record to the dispatcher as it is read.
+ *
+ * - Each lane waits only for its own room (records and bytes read from it and not yet
+ *   settled, plus the shared bound on outcomes not yet committed), so a flood in one lane
+ *   never stops the other from being read.
+ * - A record that can never be decoded goes to the quarantine with its reason and the
+ *   partition moves on; one that may decode later (the registry unreachable) fails the batch,
+ *   and kafkajs fetches it again.
+ * - Offsets are never committed here: the outcome writer commits them in its transactions,
+ *   up to the lowest delivery not yet settled. kafkajs runs with `autoCommit: false` and
+ *   `eachBatchAutoResolve: false`; resolved offsets only say what was read, so that a batch
+ *   retried after a failure resumes behind them.
+ * - Rebalance: the dispatcher is told the new assignment and drops the ledgers of partitions
+ *   no longer owned; records of a partition kept across it are re-fetched from the committed
+ *   offset, and those already read are skipped.
+ * - A consumer that kafkajs will not restart itself is replaced, with backoff, for as long as
+ *   it takes (a broker outage): the lane is unready meanwhile, the process does not exit.
+ */
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import { BatchFailed, createConsumer, undecodableCause, type AvroCodec, type Logger, type QuarantineCause, type Readiness } from '@tributary/shared';
+import type { Delivery, DeliveryLane } from '@tributary/schemas';
+import type { PartitionLedger } from './ledger.js';
+
+/**
+ * Longest stretch of batch processing without yielding to the event loop: decoding and
+ * admitting are synchronous once schemas are cached, and a large batch would otherwise hold
+ * back the HTTP answers of running attempts.
+ */
+const MAX_SLICE_MS = 5;
+/** How often a lane waiting for room re-checks and heartbeats. */
+const WAIT_TICK_MS = 100;
+/** kafkajs hands batches of this many partitions to `eachBatch` at once. */
+const PARTITIONS_CONSUMED_CONCURRENTLY = 8;
+const MAX_RESTART_BACKOFF_MS = 30_000;
+
+export interface LaneHandler {
+  hasRoom(lane: DeliveryLane): boolean;
+  /** Resolves when room may have been made, or after `timeoutMs`. */
+  changed(timeoutMs: number): Promise<void>;
+  /** The ledger of a partition now owned, created on its first record. */
+  ledger(lane: DeliveryLane, partition: number, firstOffset: bigint): PartitionLedger;
+  isCurrent(lane: DeliveryLane, ledger: PartitionLedger): boolean;
+  accept(lane: DeliveryLane, ledger: PartitionLedger, offset: bigint, message: KafkaMessage, delivery: Delivery): void;
+  quarantine(lane: DeliveryLane, ledger: PartitionLedger, offset: bigint, message: KafkaMessage, cause: QuarantineCause): void;
+  assigned(lane: DeliveryLane, partitions: number[]): void;
+}
+
+export interface LaneReaderOptions {
+  kafka: Kafka;
+  codec: AvroCodec;
+  lane: DeliveryLane;
+  topic: string;
+  groupId: string;
+  handler: LaneHandler;
+  logger: Logger;
+  readiness: Readiness;
+}
+
+export class LaneReader {
+  private consumer: Consumer | undefined;
+  private stopping = false;
+  private restarts = 0;
+  private readonly check: string;
+
+  constructor(private readonly options: LaneReaderOptions) {
+    this.check = `${options.lane} lane`;
+  }
+
+  async start(): Promise<void> {
+    this.options.readiness.set(this.check, false);
+    await this.run();
+  }
+
+  /** Stops fetching; what was read stays with the dispatcher. */
+  pause(): void {
+    this.stopping = true;
+    this.consumer?.pause([{ topic: this.options.topic }]);
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.consumer?.disconnect();
+    this.consumer = undefined;
+  }
+
+  private async run(): Promise<void> {
+    const { kafka, topic, groupId, lane, handler, logger, readiness } = this.options;
+    const consumer = createConsumer(kafka, groupId);
+    this.consumer = consumer;
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      handler.assigned(lane, payload.memberAssignment[topic] ?? []);
+      readiness.set(this.check, true);
+      this.restarts = 0;
+    });
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      readiness.set(this.check, false);
+      logger.error({ err: payload.error, lane, restart: payload.restart }, 'lane consumer crashed');
+      if (!payload.restart && !this.stopping) void this.replace(consumer);
+    });
+    await consumer.connect();
+    // A new group starts at the beginning: deliveries written before the first start are still due.
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: PARTITIONS_CONSUMED_CONCURRENTLY,
+      eachBatch: (payload) => this.onBatch(payload),
+    });
+  }
+
+  /** kafkajs gave up on this consumer: start a new one, backing off while the broker is away. */
+  private async replace(crashed: Consumer): Promise<void> {
+    const { lane, logger, handler } = this.options;
+    await crashed.disconnect().catch(() => undefined);
+    // What the crashed consumer read stays unsettled or staged; the new one starts from the
+    // committed offsets, so its partitions' ledgers start afresh.
+    handler.assigned(lane, []);
+    while (!this.stopping) {
+      const delay = Math.min(MAX_RESTART_BACKOFF_MS, 500 * 2 ** Math.min(this.restarts++, 6));
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      if (this.stopping) return;
+      try {
+        await this.run();
+        logger.info({ lane, restarts: this.restarts }, 'lane consumer restarted');
+        return;
+      } catch (error) {
+        logger.error({ err: error, lane, retryInMs: delay }, 'restarting the lane consumer failed; trying again');
+        await this.consumer?.disconnect().catch(() => undefined);
+      }
+    }
+  }
+
+  private async onBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+    const { handler, lane, codec, topic } = this.options;
+    const { partition } = batch;
+    const first = batch.messages[0];
+    if (!first) return;
+    const ledger = handler.ledger(lane, partition, BigInt(first.offset));
+    const stillOwned = () => !this.stopping && isRunning() && !isStale() && handler.isCurrent(lane, ledger);
+    let sliceStart = performance.now();
+    for (const message of batch.messages) {
+      if (performance.now() - sliceStart > MAX_SLICE_MS) {
+        await nextTurn();
+        sliceStart = performance.now();
+      }
+      if (!stillOwned()) return;
+      const offset = BigInt(message.offset);
+      if (ledger.hasRead(offset)) {
+        resolveOffset(message.offset);
+        continue;
+      }
+      while (!handler.hasRoom(lane)) {
+        if (!stillOwned()) return;
+        await handler.changed(WAIT_TICK_MS);
+        await heartbeat();
+        sliceStart = performance.now();
+      }
+      let delivery: Delivery;
+      try {
+        delivery = await codec.decode<Delivery>('delivery', message.value);
+      } catch (error) {
+        const cause = undecodableCause(error);
+        if (!cause) throw new BatchFailed('dispatching', topic, partition, error);
+        if (!stillOwned()) return;
+        handler.quarantine(lane, ledger, offset, message, cause);
+        resolveOffset(message.offset);
+        continue;
+      }
+      // Shutdown or a revocation may have begun during the decode.
+      if (!stillOwned()) return;
+      handler.accept(lane, ledger, offset, message, delivery);
+      resolveOffset(message.offset);
+    }
+    // Transaction markers after the last record move the commit point too.
+    ledger.readUpTo(BigInt(batch.lastOffset()));
+  }
+}
