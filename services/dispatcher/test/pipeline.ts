@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Consumer, Kafka, Producer } from 'kafkajs';
 import {
+  chunkMessages,
   configKey,
   createConsumer,
   createProducer,
@@ -121,13 +122,9 @@ export class TestPipeline {
   /** Writes deliveries to the first-attempt topic, or with `lane: 'retry'` to the retry lane (as the retry-scheduler releases them). */
   async deliverMany(items: Array<{ destinationId: string; body: unknown; overrides?: Partial<Delivery> }>, lane: 'first' | 'retry' = 'first'): Promise<Delivery[]> {
     const deliveries = items.map(({ destinationId, body, overrides }) => newDelivery(destinationId, body, overrides));
-    for (let start = 0; start < deliveries.length; start += 500) {
-      await this.requireProducer().send({
-        topic: lane === 'first' ? this.topics.deliveries : this.topics.dueRetries,
-        messages: deliveries
-          .slice(start, start + 500)
-          .map((delivery) => ({ key: delivery.deliveryId, value: this.codec.encode(this.topics.deliveries, delivery) })),
-      });
+    const messages = deliveries.map((delivery) => ({ key: delivery.deliveryId, value: this.codec.encode(this.topics.deliveries, delivery) }));
+    for (const chunk of chunkMessages(messages)) {
+      await this.requireProducer().send({ topic: lane === 'first' ? this.topics.deliveries : this.topics.dueRetries, messages: chunk });
     }
     return deliveries;
   }
