@@ -69,6 +69,8 @@ export class RetryPipeline {
   constructor(
     readonly namespace: string,
     readonly ladder: { RETRY_LADDER: string; RETRY_WINDOW: string },
+    /** More settings for every service (circuit breaker settings, say). */
+    readonly extraEnv: Record<string, string> = {},
   ) {
     this.topics = topicNames(namespace);
   }
@@ -78,7 +80,7 @@ export class RetryPipeline {
   }
 
   async start(): Promise<void> {
-    const env = { ...stackEnv(this.namespace), ADMIN_TOKEN, ...this.ladder };
+    const env = { ...stackEnv(this.namespace), ADMIN_TOKEN, ...this.ladder, ...this.extraEnv };
     for (const name of ['ingest', 'router', 'dispatcher', 'retry-scheduler'] as const) {
       this.services.set(name, await startService(name, { env: { ...env, INSTANCE_ID: `e2e-${name}` } }));
     }

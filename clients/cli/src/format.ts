@@ -42,3 +42,10 @@ export function formatConfigYaml(config: ConfigSnapshot): string {
   }));
   return stringify({ sources: config.sources, destinations });
 }
+
+/** Rows under a header, each column as wide as its widest cell, two spaces apart. */
+export function formatTable(columns: readonly string[], rows: ReadonlyArray<readonly string[]>): string[] {
+  const widths = columns.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+  const line = (cells: readonly string[]) => cells.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd();
+  return [line(columns), ...rows.map(line)];
+}

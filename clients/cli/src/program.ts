@@ -6,13 +6,14 @@ import { Command, CommanderError } from 'commander';
 import { AdminClient } from './admin-client.js';
 import type { CommandModule } from './command.js';
 import { configCommands } from './commands/config.js';
+import { destinationCommands } from './commands/destinations.js';
 import { dlqCommands } from './commands/dlq.js';
 import { CliError, EXIT_FAILED, EXIT_OK } from './errors.js';
 import { formatIssues } from './format.js';
 import { DEFAULT_URL, resolveSettings, type GlobalOptions } from './settings.js';
 
 /** Every command group; a new group is one more module here. */
-export const COMMANDS: readonly CommandModule[] = [configCommands, dlqCommands];
+export const COMMANDS: readonly CommandModule[] = [configCommands, dlqCommands, destinationCommands];
 
 export interface CliIo {
   env: Record<string, string | undefined>;

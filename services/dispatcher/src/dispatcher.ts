@@ -47,7 +47,10 @@ import type { WebhookClient } from './webhook-client.js';
 /** The event loop is probed this often; a probe later than LOOP_GAP_MS means it was blocked. */
 const LOOP_PROBE_MS = 20;
 const LOOP_GAP_MS = 100;
-/** Destination health is published this often (and at once on a circuit change). */
+/**
+ * The health of every destination this process tracks is published this often (and at once
+ * on a circuit change); a view older than three intervals is stale to its readers.
+ */
 const HEALTH_INTERVAL_MS = 5_000;
 /** A closed, quiet destination with nothing queued is forgotten (its health withdrawn) after this long. */
 const HEALTH_IDLE_MS = 5 * 60_000;
@@ -540,7 +543,7 @@ export class Dispatcher implements LaneHandler {
 
   private publishHealth(): void {
     const now = Date.now();
-    for (const destinationId of this.health.takeChanged()) this.stageHealth(destinationId);
+    for (const destinationId of this.health.destinations()) this.stageHealth(destinationId);
     const forgotten = this.health.sweep(
       now,
       HEALTH_IDLE_MS,

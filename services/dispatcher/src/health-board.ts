@@ -1,7 +1,6 @@
 /**
- * Every destination's health as this process sees it: its circuit breaker, what it made of
- * the destination's deliveries, and which destinations changed since their health was last
- * published. Pure: time is passed in; the dispatcher publishes snapshots to
+ * Every destination's health as this process sees it: its circuit breaker and what it made
+ * of the destination's deliveries. Pure: time is passed in; the dispatcher publishes snapshots to
  * `<ns>.destination-health.v1` and Prometheus.
  */
 import type { CircuitState, DestinationHealth } from '@tributary/schemas';
@@ -30,7 +29,6 @@ export interface Transition {
 
 export class HealthBoard {
   private readonly tracked = new Map<string, Tracked>();
-  private readonly changed = new Set<string>();
 
   constructor(
     private readonly settings: BreakerSettings,
@@ -102,13 +100,6 @@ export class HealthBoard {
     return this.tracked.keys();
   }
 
-  /** Destinations whose health changed since the last call (then forgotten). */
-  takeChanged(): string[] {
-    const ids = [...this.changed];
-    this.changed.clear();
-    return ids;
-  }
-
   /**
    * Forgets destinations that are closed, quiet and idle for `idleMs` (or no longer
    * configured): their published health should be withdrawn. Returns their ids.
@@ -120,7 +111,6 @@ export class HealthBoard {
       const idle = now - entry.lastActivityAt >= idleMs && entry.breaker.isQuiet(now);
       if (idle || !exists(destinationId)) {
         this.tracked.delete(destinationId);
-        this.changed.delete(destinationId);
         forgotten.push(destinationId);
       }
     }
@@ -134,7 +124,6 @@ export class HealthBoard {
       this.tracked.set(destinationId, entry);
     }
     entry.lastActivityAt = now;
-    this.changed.add(destinationId);
     return entry;
   }
 

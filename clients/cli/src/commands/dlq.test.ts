@@ -134,7 +134,7 @@ describe('tributary dlq against an admin API', () => {
     expect([missing.code, missing.err]).toEqual([2, expect.stringContaining("required option '--destination <id>' not specified")]);
     const badTime = await run(['--url', url, 'dlq', 'list', '--since', 'soon']);
     expect([badTime.code, badTime.err]).toEqual([2, expect.stringContaining('"soon" is not a time')]);
-    const badReason = await run(['--url', url, 'dlq', 'list', '--reason', 'gone']);
+    const badReason = await run(['--url', url, 'dlq', 'list', '--reason', 'vanished']);
     expect([badReason.code, badReason.err]).toEqual([2, expect.stringContaining('use one of: expired, http_status')]);
     const unknown = await run(['--url', url, 'dlq', 'replay', '--destination', 'nope']);
     expect([unknown.code, unknown.err]).toEqual([2, 'tributary: destination "nope" does not exist\n']);

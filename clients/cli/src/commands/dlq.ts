@@ -9,6 +9,7 @@
 import { InvalidArgumentError } from 'commander';
 import { DEAD_LETTER_REASONS, isDeadLetterReason, parseTime, TimeError } from '@tributary/shared';
 import type { CommandModule } from '../command.js';
+import { formatTable } from '../format.js';
 
 /** One dead letter as the admin API lists it (the fields the CLI prints). */
 export interface ListedDeadLetter {
@@ -77,13 +78,10 @@ export function formatDeadLetters(answer: DeadLetterListAnswer): string[] {
     letter.replayedAt ?? 'no',
     letter.id,
   ]);
-  const widths = COLUMNS.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-  const line = (cells: readonly string[]) => cells.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd();
-  const lines = [line(COLUMNS)];
-  for (const [index, row] of rows.entries()) {
-    lines.push(line(row));
-    lines.push(`  ${answer.deadLetters[index]!.error}`);
-  }
+  const [header, ...tableRows] = formatTable(COLUMNS, rows);
+  const lines = [header!];
+  // Each dead letter's error goes on its own line, under its row.
+  for (const [index, row] of tableRows.entries()) lines.push(row, `  ${answer.deadLetters[index]!.error}`);
   const shown = answer.deadLetters.length;
   lines.push(shown < answer.matched ? `${shown} of ${answer.matched} matching dead letters, newest first; --limit shows more` : `${shown} matching dead letter${shown === 1 ? '' : 's'}, newest first`);
   return lines;

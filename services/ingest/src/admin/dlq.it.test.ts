@@ -120,7 +120,7 @@ describe('the dead-letter admin routes', () => {
   });
 
   it('answers 400 with the path of each bad parameter', async () => {
-    const bad = await call('GET', '/dlq?since=yesterday&reason=gone&limit=0&colour=red');
+    const bad = await call('GET', '/dlq?since=yesterday&reason=vanished&limit=0&colour=red');
     expect(bad.status).toBe(400);
     expect(bad.json.code).toBe('invalid_request');
     const paths = (bad.json.issues as Array<{ path: string; message: string }>).map((issue) => issue.path).sort();

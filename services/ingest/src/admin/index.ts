@@ -21,6 +21,7 @@ import {
 } from '@tributary/shared';
 import { AudienceTable } from './audience-table.js';
 import { ConfigStore } from './config-store.js';
+import { DestinationHealthTable } from './destination-health.js';
 import { AdminDeadLetters } from './dlq.js';
 import { AdminEvents } from './events.js';
 import { loadAdminOpenApi } from './openapi.js';
@@ -76,15 +77,18 @@ function mountApi({ token, env, infrastructure, store, logger, isReady }: ApiPar
     config,
     timeoutMs: env.ADMIN_WRITE_TIMEOUT,
   });
-  registerAdminApi(app, { token, config: store, events, deadLetters, isReady, logger, openapi: loadAdminOpenApi() });
+  const health = new DestinationHealthTable({ kafka, codec, logger, topic: topics.destinationHealth, groupPrefix: `${env.TOPIC_NAMESPACE}-ingest-admin` });
+  registerAdminApi(app, { token, config: store, events, deadLetters, health, isReady, logger, openapi: loadAdminOpenApi() });
   return {
     async start() {
       await writer.start();
       await audiences.start();
+      await health.start();
     },
     async stop() {
       await events.idle();
       await deadLetters.idle();
+      await health.stop();
       await audiences.stop();
       await writer.stop();
     },

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createLogger, MAX_WEBHOOKS, type HttpServer } from '@tributary/shared';
 import { MAX_AUDIENCE_MEMBERS } from './audience-plan.js';
 import type { ConfigStore } from './config-store.js';
+import type { DestinationHealthTable } from './destination-health.js';
 import type { AdminDeadLetters } from './dlq.js';
 import type { AdminEvents } from './events.js';
 import { loadAdminOpenApi } from './openapi.js';
@@ -30,6 +31,7 @@ async function registeredRoutes(): Promise<string[]> {
     config: notCalled<ConfigStore>(),
     events: notCalled<AdminEvents>(),
     deadLetters: notCalled<AdminDeadLetters>(),
+    health: notCalled<DestinationHealthTable>(),
     isReady: () => true,
     logger: createLogger({ service: 'test', level: 'silent' }),
     openapi: loadAdminOpenApi(),

@@ -10,11 +10,12 @@ import { configRoutes } from './config-routes.js';
 import { dlqRoutes } from './dlq.js';
 import { AdminError, toAdminError } from './errors.js';
 import { eventRoutes } from './event-routes.js';
+import { healthRoutes } from './health-routes.js';
 import type { OpenApiDocument } from './openapi.js';
 import { ADMIN_PREFIX, type AdminDeps, type AdminRoutes } from './routes.js';
 
 /** Every route group; a new group is one more entry. */
-export const ADMIN_ROUTES: readonly AdminRoutes[] = [configRoutes, eventRoutes, dlqRoutes];
+export const ADMIN_ROUTES: readonly AdminRoutes[] = [configRoutes, eventRoutes, dlqRoutes, healthRoutes];
 
 const REALM = 'Bearer realm="tributary-admin"';
 

@@ -5,6 +5,7 @@
  */
 import type { HttpServer } from '@tributary/shared';
 import type { ConfigStore } from './config-store.js';
+import type { DestinationHealthTable } from './destination-health.js';
 import type { AdminDeadLetters } from './dlq.js';
 import type { AdminEvents } from './events.js';
 
@@ -16,6 +17,8 @@ export interface AdminDeps {
   config: ConfigStore;
   events: AdminEvents;
   deadLetters: AdminDeadLetters;
+  /** Circuit state and backlog per destination, as the dispatchers publish them. */
+  health: DestinationHealthTable;
   /** False until the admin side has connected and caught up; requests get 503 meanwhile. */
   isReady(): boolean;
 }
