@@ -19,6 +19,8 @@ const MAX_IN_FLIGHT = 32;
 const LATE_MS = 100;
 const TICK_MS = 2;
 
+/** Events per request: 100 by default; the noisy-neighbour scenario's trickle sends one per request, as an app would. */
+const batchSize = Number(process.env.BENCH_BATCH_SIZE ?? BATCH_SIZE);
 const ingestUrl = process.env.BENCH_INGEST_URL;
 const writeKey = process.env.BENCH_WRITE_KEY;
 if (!ingestUrl || !writeKey || !process.send) throw new Error('the generator runs as a forked child with BENCH_INGEST_URL and BENCH_WRITE_KEY set');
@@ -61,11 +63,11 @@ async function send(dueAt: number, tag: string): Promise<void> {
   const sentAt = preciseNow();
   const stats = phaseCounts(tag);
   const late = sentAt - dueAt > LATE_MS;
-  window.sent += BATCH_SIZE;
-  stats.sentEvents += BATCH_SIZE;
+  window.sent += batchSize;
+  stats.sentEvents += batchSize;
   if (late) {
-    window.sentLate += BATCH_SIZE;
-    stats.lateEvents += BATCH_SIZE;
+    window.sentLate += batchSize;
+    stats.lateEvents += batchSize;
   }
   let status: string;
   try {
@@ -73,7 +75,7 @@ async function send(dueAt: number, tag: string): Promise<void> {
       path: '/v1/batch',
       method: 'POST',
       headers: { authorization, 'content-type': 'application/json' },
-      body: batchBody(batch, sentAt, tag),
+      body: batchBody(batch, sentAt, tag, batchSize),
     });
     await response.body.dump();
     status = String(response.statusCode);
@@ -85,17 +87,17 @@ async function send(dueAt: number, tag: string): Promise<void> {
   stats.requestLatency.record(latencyMs);
   if (status === '200') {
     acceptedBatches.add(batch);
-    window.accepted += BATCH_SIZE;
-    stats.acceptedEvents += BATCH_SIZE;
+    window.accepted += batchSize;
+    stats.acceptedEvents += batchSize;
   } else {
-    window.refused += BATCH_SIZE;
+    window.refused += batchSize;
     refusedByStatus[status] = (refusedByStatus[status] ?? 0) + 1;
   }
 }
 
 function tick(): void {
   if (rate > 0) {
-    const intervalMs = (1000 * BATCH_SIZE) / rate;
+    const intervalMs = (1000 * batchSize) / rate;
     const now = preciseNow();
     while (origin + scheduled * intervalMs <= now) due.push({ at: origin + scheduled++ * intervalMs, phase });
   }

@@ -28,16 +28,16 @@ export function preciseNow(): number {
 }
 
 /**
- * The body of batch number `batch`: messages `batch * BATCH_SIZE` … `+ BATCH_SIZE - 1`.
+ * The body of batch number `batch`: messages `batch * size` … `+ size - 1`.
  * Built as text (no object graph) because the generator must stay cheap next to the
  * pipeline it measures.
  */
-export function batchBody(batch: number, sentAtMs: number, phase: string): string {
+export function batchBody(batch: number, sentAtMs: number, phase: string, size = BATCH_SIZE): string {
   const timestamp = new Date(sentAtMs).toISOString();
   const sentAt = sentAtMs.toFixed(3);
-  const parts: string[] = new Array(BATCH_SIZE);
-  for (let n = 0; n < BATCH_SIZE; n++) {
-    const seq = batch * BATCH_SIZE + n;
+  const parts: string[] = new Array(size);
+  for (let n = 0; n < size; n++) {
+    const seq = batch * size + n;
     const visitor = seq % VISITORS;
     parts[n] =
       `{"type":"track","messageId":"${messageId(seq)}","anonymousId":"anon-${visitor}","userId":"user-${visitor}",` +

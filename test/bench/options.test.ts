@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseOptions } from './options.js';
+import { parseNoisyOptions, parseOptions, scenarioOf } from './options.js';
 
 describe('parseOptions', () => {
   it('defaults to the issue’s run', () => {
@@ -25,5 +25,27 @@ describe('parseOptions', () => {
     expect(() => parseOptions(['--rate=5'])).toThrow();
     expect(() => parseOptions(['--hold-seconds=-1'])).toThrow(/--hold-seconds must be a positive number/);
     expect(() => parseOptions(['--label=Before Fix'])).toThrow(/--label/);
+  });
+});
+
+describe('scenarioOf / parseNoisyOptions', () => {
+  it('defaults to the throughput run and names the noisy-neighbour scenario', () => {
+    expect(scenarioOf([])).toBe('throughput');
+    expect(scenarioOf(['--scenario=noisy-neighbour', '--burst-events=10'])).toBe('noisy-neighbour');
+    expect(() => scenarioOf(['--scenario=chaos'])).toThrow(/--scenario/);
+  });
+
+  it('reads the scenario’s settings, with defaults for a 100,000-event burst per failing destination', () => {
+    expect(parseNoisyOptions(['--scenario=noisy-neighbour'])).toMatchObject({
+      burstEvents: 100_000,
+      burstRate: 2_500,
+      trickleRate: 20,
+      ladder: '5s,10s,20s',
+      window: '60s',
+      logLevel: 'warn',
+    });
+    expect(parseNoisyOptions(['--scenario=noisy-neighbour', '--burst-events=5000', '--window=30s', '--ladder=1s,2s'])).toMatchObject({ burstEvents: 5000, window: '30s', ladder: '1s,2s' });
+    expect(() => parseNoisyOptions(['--scenario=noisy-neighbour', '--window=soon'])).toThrow(/invalid duration/);
+    expect(() => parseNoisyOptions(['--scenario=noisy-neighbour', '--hold-seconds=5'])).toThrow();
   });
 });

@@ -1,5 +1,7 @@
 /** `npm run bench -- [options]`: what the run takes from its command line. */
 import { parseArgs } from 'node:util';
+import { parseDuration } from '@tributary/shared';
+import type { NoisyOptions } from './noisy-neighbour.js';
 import { DEFAULT_RAMP, type RampPolicy } from './ramp.js';
 
 export const SERVICES = ['ingest', 'router', 'dispatcher', 'retry-scheduler'] as const;
@@ -26,7 +28,64 @@ export interface BenchOptions {
 
 export const USAGE = `usage: npm run bench -- [--profile=<${SERVICES.join('|')}>] [--log-level=warn] [--label=<name>]
   [--start-rate=2000] [--step-seconds=10] [--hold-seconds=60] [--steady-rate=1000] [--steady-seconds=60]
-  [--limit-seconds=12] [--partitions=<broker default>] [--keep-topics]`;
+  [--limit-seconds=12] [--partitions=<broker default>] [--keep-topics]
+   or: npm run bench -- --scenario=noisy-neighbour [--burst-events=100000] [--burst-rate=2500]
+  [--trickle-rate=20] [--baseline-seconds=30] [--tail-seconds=10] [--ladder=5s,10s,20s] [--window=60s]
+  [--log-level=warn] [--label=<name>] [--partitions=<broker default>] [--keep-topics]`;
+
+export type Scenario = 'throughput' | 'noisy-neighbour';
+
+/** Which scenario the command line asks for (`--scenario=…`, default the throughput run). */
+export function scenarioOf(argv: string[]): Scenario {
+  const given = argv.find((arg) => arg.startsWith('--scenario='))?.slice('--scenario='.length);
+  if (given === undefined || given === 'throughput') return 'throughput';
+  if (given === 'noisy-neighbour') return given;
+  throw new Error(`--scenario takes throughput or noisy-neighbour, got "${given}"\n${USAGE}`);
+}
+
+export function parseNoisyOptions(argv: string[]): NoisyOptions {
+  const { values } = parseArgs({
+    args: argv.filter((arg) => !arg.startsWith('--scenario=')),
+    strict: true,
+    options: {
+      'burst-events': { type: 'string' },
+      'burst-rate': { type: 'string' },
+      'trickle-rate': { type: 'string' },
+      'baseline-seconds': { type: 'string' },
+      'tail-seconds': { type: 'string' },
+      ladder: { type: 'string' },
+      window: { type: 'string' },
+      'log-level': { type: 'string' },
+      label: { type: 'string' },
+      partitions: { type: 'string' },
+      'keep-topics': { type: 'boolean' },
+    },
+  });
+  const logLevel = values['log-level'] ?? 'warn';
+  if (!['fatal', 'error', 'warn', 'info', 'debug'].includes(logLevel)) throw new Error(`--log-level must be fatal, error, warn, info or debug\n${USAGE}`);
+  if (values.label !== undefined && !/^[a-z0-9-]+$/.test(values.label)) throw new Error(`--label takes lower-case letters, digits and "-"\n${USAGE}`);
+  const ladder = values.ladder ?? '5s,10s,20s';
+  const window = values.window ?? '60s';
+  try {
+    ladder.split(',').forEach(parseDuration);
+    parseDuration(window);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\n${USAGE}`);
+  }
+  return {
+    burstEvents: Math.round(positive('burst-events', values['burst-events'], 100_000)),
+    burstRate: positive('burst-rate', values['burst-rate'], 2_500),
+    trickleRate: positive('trickle-rate', values['trickle-rate'], 20),
+    baselineSeconds: positive('baseline-seconds', values['baseline-seconds'], 30),
+    tailSeconds: positive('tail-seconds', values['tail-seconds'], 10),
+    ladder,
+    window,
+    logLevel,
+    partitions: values.partitions === undefined ? undefined : Math.round(positive('partitions', values.partitions, 1)),
+    label: values.label,
+    keepTopics: values['keep-topics'] ?? false,
+  };
+}
 
 function positive(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback;

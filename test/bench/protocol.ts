@@ -112,3 +112,11 @@ export interface KafkaLimitProgress {
 export interface KafkaLimitReady {
   kind: 'kafka-limit-ready';
 }
+
+/** Failing receiver (noisy-neighbour scenario) → orchestrator. */
+export type FailingReceiverReport =
+  | { kind: 'listening'; port: number }
+  | { kind: 'counts'; fail: number; hang: number; other: number; hangingNow: number };
+
+/** Orchestrator → failing receiver: report the request counts so far. */
+export type FailingReceiverCommand = { kind: 'counts' };

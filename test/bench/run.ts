@@ -14,26 +14,27 @@
  * with a drain (every accepted message delivered) between phases. Writes
  * test/bench/results/<timestamp>.{json,md,svg} and latest.*, and prints the table.
  */
-import { fork, spawnSync, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import { spawnSync } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
 import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, release, totalmem } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { Admin } from 'kafkajs';
 import { acquireStack } from '@tributary/deploy/acquire';
 import { topicNames, type TopicNames } from '@tributary/schemas';
 import { createKafka, createLogger, ensureTopics } from '@tributary/shared';
 import { REPO_ROOT, startService, type RunningService } from '../harness/services.js';
 import { reconcile } from './accounting.js';
+import { adminCaller, benchServiceEnv, deleteNamespace, SHARED_SECRET } from './pipeline.js';
 import { BitSet } from './bitset.js';
 import { renderChart, type ChartPhase, type ChartPoint } from './chart.js';
 import { summariseProfile, type CpuProfile } from './cpu-profile.js';
 import { LatencyHistogram, type HistogramJson, type LatencySummary } from './histogram.js';
 import { BATCH_SIZE } from './messages.js';
-import { parseOptions, SERVICES, USAGE, type BenchOptions, type BenchService } from './options.js';
-import { findStackJvms, sampleProcess, type ProcessSample } from './proc.js';
+import { runNoisyNeighbour } from './noisy-neighbour.js';
+import { parseNoisyOptions, parseOptions, scenarioOf, SERVICES, USAGE, type BenchOptions, type BenchService } from './options.js';
+import { findStackJvms } from './proc.js';
+import { forkChild, ProcessTable, stopChild, type Child } from './children.js';
 import { readTransactionCounters, transactionRates } from './service-metrics.js';
 import type {
   GeneratorCommand,
@@ -51,11 +52,8 @@ import { judgeStep, nextRampAction, type StepVerdict } from './ramp.js';
 import { int, ms, renderMarkdown } from './report.js';
 import type { BenchResult, KafkaLag, Limits, PhaseResult, ProcessUsage, RampStep } from './result.js';
 
-const HERE = dirname(fileURLToPath(import.meta.url));
 const RESULTS_DIR = join(REPO_ROOT, 'test', 'bench', 'results');
 const PROFILE_DIR = join(RESULTS_DIR, 'profiles');
-const ADMIN_TOKEN = 'bench-admin-token';
-const SHARED_SECRET = 'bench-shared-secret';
 const WARMUP = { rate: 1000, seconds: 5 };
 const DRAIN_TIMEOUT_MS = 30_000;
 const FINAL_DRAIN_TIMEOUT_MS = 60_000;
@@ -73,49 +71,6 @@ const elapsed = (at = Date.now()) => (at - t0) / 1000;
 const say = (line: string): void => void process.stdout.write(`[${elapsed().toFixed(0).padStart(4)} s] ${line}\n`);
 const sleep = (msToWait: number) => new Promise((resolve) => setTimeout(resolve, msToWait));
 const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
-
-// ---------------------------------------------------------------------------------------
-// Child processes
-
-interface Child<R> {
-  process: ChildProcess;
-  /** The next report of `kind`. */
-  next<K extends string>(kind: K, timeoutMs: number): Promise<Extract<R, { kind: K }>>;
-}
-
-function forkChild<R extends { kind: string }>(file: string, env: Record<string, string>, onReport: (report: R) => void = () => undefined): Child<R> {
-  const child = fork(join(HERE, file), [], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const waiting = new Map<string, (report: R) => void>();
-  child.on('message', (message: R) => {
-    onReport(message);
-    const resolve = waiting.get(message.kind);
-    if (resolve) {
-      waiting.delete(message.kind);
-      resolve(message);
-    }
-  });
-  return {
-    process: child,
-    next: (kind, timeoutMs) =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${file}: no "${kind}" report within ${timeoutMs} ms`)), timeoutMs);
-        const exited = () => reject(new Error(`${file} exited (code ${child.exitCode}) before its "${kind}" report`));
-        child.once('exit', exited);
-        waiting.set(kind, (report) => {
-          clearTimeout(timer);
-          child.off('exit', exited);
-          resolve(report as Extract<R, { kind: typeof kind }>);
-        });
-      }),
-  };
-}
-
-async function stopChild(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGTERM');
-  await exited;
-}
 
 // ---------------------------------------------------------------------------------------
 // What the children report, accumulated
@@ -192,45 +147,6 @@ class Collector {
     let second = this.seconds.get(t);
     if (!second) this.seconds.set(t, (second = { offered: this.offered, accepted: 0, acceptedMs: 0, delivered: 0, deliveredMs: 0, latency: new LatencyHistogram() }));
     return second;
-  }
-}
-
-// ---------------------------------------------------------------------------------------
-// CPU and memory of every process in the run
-
-class ProcessTable {
-  private readonly tracked: Array<{ name: string; pid: number }> = [];
-
-  add(name: string, pid: number | undefined): void {
-    if (pid !== undefined) this.tracked.push({ name, pid });
-  }
-
-  snapshot(): Map<string, ProcessSample & { pid: number }> {
-    const samples = new Map<string, ProcessSample & { pid: number }>();
-    for (const { name, pid } of this.tracked) {
-      const sample = sampleProcess(pid);
-      if (sample) samples.set(name, { ...sample, pid });
-    }
-    return samples;
-  }
-
-  usage(from: Map<string, ProcessSample & { pid: number }>, to: Map<string, ProcessSample & { pid: number }>, seconds: number, events: number): ProcessUsage[] {
-    const usage: ProcessUsage[] = [];
-    for (const [name, end] of to) {
-      const start = from.get(name);
-      if (!start) continue;
-      const cpuSeconds = end.cpuSeconds - start.cpuSeconds;
-      usage.push({
-        name,
-        pid: end.pid,
-        cpuSeconds,
-        systemShare: cpuSeconds > 0 ? (end.systemSeconds - start.systemSeconds) / cpuSeconds : 0,
-        corePercent: (cpuSeconds / seconds) * 100,
-        cpuMsPer1kEvents: events > 0 ? (cpuSeconds * 1e6) / events : Number.NaN,
-        peakRssBytes: end.peakRssBytes,
-      });
-    }
-    return usage;
   }
 }
 
@@ -324,17 +240,7 @@ async function main(options: BenchOptions): Promise<void> {
     const { port: receiverPort } = await receiver.next('listening', 10_000);
     processes.add(RECEIVER, receiver.process.pid);
 
-    const serviceEnv: Record<string, string> = {
-      KAFKA_BROKERS: stack.brokers.join(','),
-      SCHEMA_REGISTRY_URL: stack.registryUrl,
-      TOPIC_NAMESPACE: namespace,
-      HTTP_HOST: '127.0.0.1',
-      DELIVERY_ALLOW_PRIVATE_NETWORKS: 'true',
-      ADMIN_TOKEN,
-      LOG_LEVEL: options.logLevel,
-      INSTANCE_ID: 'bench',
-    };
-    if (options.partitions !== undefined) serviceEnv.KAFKA_TOPIC_PARTITIONS = String(options.partitions);
+    const serviceEnv = benchServiceEnv(stack, namespace, options);
     say(`starting ${SERVICES.join(', ')} in namespace ${namespace} (LOG_LEVEL=${options.logLevel}${options.profile ? `, ${options.profile} under --cpu-prof` : ''})`);
     await mkdir(PROFILE_DIR, { recursive: true });
     // All settle before a failure is thrown, so that the ones that did start are stopped.
@@ -349,14 +255,7 @@ async function main(options: BenchOptions): Promise<void> {
     for (const name of SERVICES) processes.add(name, services.get(name)!.process.pid);
     const ingest = services.get('ingest')!;
 
-    const adminCall = async (method: string, path: string, body: unknown) => {
-      const response = await fetch(`${ingest.url}/admin/v1${path}`, {
-        method,
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      if (!response.ok) throw new Error(`${method} ${path} → ${response.status} ${await response.text()}`);
-    };
+    const adminCall = adminCaller(ingest.url);
     const writeKey = `wk_${namespace}`;
     await adminCall('PUT', '/sources/bench', { name: 'Benchmark', writeKey });
     await adminCall('PUT', '/destinations/bench-hooks', {
@@ -768,13 +667,6 @@ async function findProfile(pid: number | undefined): Promise<string | undefined>
   return name ? join(PROFILE_DIR, name) : undefined;
 }
 
-async function deleteNamespace(admin: Admin, namespace: string): Promise<void> {
-  const ours = (await admin.listTopics()).filter((topic) => topic.startsWith(`${namespace}.`));
-  if (ours.length > 0) await admin.deleteTopics({ topics: ours });
-  const groups = (await admin.listGroups()).groups.map((g) => g.groupId).filter((id) => id.startsWith(namespace));
-  if (groups.length > 0) await admin.deleteGroups(groups).catch(() => undefined);
-}
-
 async function writeResults(result: BenchResult, stamp: string, label: string | undefined): Promise<void> {
   await mkdir(RESULTS_DIR, { recursive: true });
   const base = label ? `${stamp}-${label}` : stamp;
@@ -798,15 +690,22 @@ if (process.argv.includes('--help')) {
   process.stdout.write(`${USAGE}\n`);
   process.exit(0);
 }
-let options: BenchOptions;
+let run: () => Promise<void>;
 try {
-  options = parseOptions(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  if (scenarioOf(argv) === 'noisy-neighbour') {
+    const noisy = parseNoisyOptions(argv);
+    run = () => runNoisyNeighbour(noisy);
+  } else {
+    const options: BenchOptions = parseOptions(argv);
+    run = () => main(options);
+  }
 } catch (error) {
   process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(2);
 }
 try {
-  await main(options);
+  await run();
   // Explicitly: a child's pending report timer must not keep the run alive.
   process.exit(process.exitCode ?? 0);
 } catch (error) {

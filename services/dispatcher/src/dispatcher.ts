@@ -39,7 +39,7 @@ import { FairQueue, type FairQueueLimits, type Queued, type Started } from './fa
 import { HealthBoard, type Transition } from './health-board.js';
 import { LaneReader, type LaneHandler } from './lane-reader.js';
 import { outputBytes, PartitionLedger, type Output } from './ledger.js';
-import { CIRCUIT_STATE_VALUE, forgetDestinationSeries, type DispatcherMetrics } from './metrics.js';
+import { CIRCUIT_STATE_VALUE, DestinationSeries, type DispatcherMetrics } from './metrics.js';
 import { deferral, type Settlement } from './next-step.js';
 import { OutcomeWriter, type OwnedLedger } from './outcome-writer.js';
 import type { WebhookClient } from './webhook-client.js';
@@ -124,8 +124,10 @@ export class Dispatcher implements LaneHandler {
   /** Health records (and withdrawals) waiting for the next transaction. */
   private pendingHealth = new Map<string, Output>();
   private running = 0;
+  private readonly series: DestinationSeries;
 
   constructor(private readonly options: DispatcherOptions) {
+    this.series = new DestinationSeries(options.metrics);
     const { kafka, codec, topics, logger, readiness, groupId } = options;
     this.queue = new FairQueue<Job>(options.limits);
     this.health = new HealthBoard(options.breaker, options.instanceId);
@@ -352,9 +354,9 @@ export class Dispatcher implements LaneHandler {
   // ——— settling ———
 
   private defer(job: Job, reason: DeferReason, now: number): void {
-    const { metrics, logger, ladder } = this.options;
+    const { logger, ladder } = this.options;
     const { delivery } = job;
-    metrics.deferred.labels(reason).inc();
+    this.series.deferred(reason);
     this.health.noteDeferral(delivery.destinationId, reason, now);
     const settlement = deferral(delivery, reason, ladder, now);
     if (logger.isLevelEnabled('debug')) {
@@ -456,9 +458,12 @@ export class Dispatcher implements LaneHandler {
           break;
       }
     }
-    outputs.push({ topic: topics.attempts, key, value: codec.encode(topics.attempts, attemptRecord(facts)) }, ...extra);
-    metrics.settled.labels(result).inc();
-    metrics.destinationDeliveries.labels(delivery.destinationId, result).inc();
+    // Every attempt and every end goes to the delivery log; a deferral that only moves the
+    // delivery up the ladder does not (it is counted, and logged per destination): an open
+    // circuit defers each waiting delivery several times, and the log would grow with it.
+    if (facts.kind !== 'deferred' || settlement.kind === 'dead') outputs.push({ topic: topics.attempts, key, value: codec.encode(topics.attempts, attemptRecord(facts)) });
+    outputs.push(...extra);
+    this.series.settled(delivery.destinationId, result);
     job.ledger.settle(job.offset, outputs);
     this.writer.wake();
   }
@@ -555,7 +560,7 @@ export class Dispatcher implements LaneHandler {
     );
     for (const destinationId of forgotten) {
       this.stageHealthWithdrawal(destinationId);
-      forgetDestinationSeries(this.options.metrics, destinationId);
+      this.series.forget(destinationId);
     }
     if (this.pendingHealth.size > 0) this.writer.wake();
   }

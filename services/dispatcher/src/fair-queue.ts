@@ -120,14 +120,10 @@ export class FairQueue<T extends Queued> {
   backlog(destinationId: string): { first: number; retry: number; bytes: number; running: number; oldestQueuedAt: number | undefined } {
     const state = this.destinations.get(destinationId);
     if (!state) return { first: 0, retry: 0, bytes: 0, running: 0, oldestQueuedAt: undefined };
-    const heads = [state.first.peek()?.queuedAt, state.retry.peek()?.queuedAt].filter((at): at is number => at !== undefined);
-    return {
-      first: state.first.size,
-      retry: state.retry.size,
-      bytes: state.bytes,
-      running: state.running,
-      oldestQueuedAt: heads.length > 0 ? Math.min(...heads) : undefined,
-    };
+    const first = state.first.peek()?.queuedAt;
+    const retry = state.retry.peek()?.queuedAt;
+    const oldestQueuedAt = first === undefined ? retry : retry === undefined ? first : Math.min(first, retry);
+    return { first: state.first.size, retry: state.retry.size, bytes: state.bytes, running: state.running, oldestQueuedAt };
   }
 
   /** Destinations with anything queued or running. */

@@ -1,0 +1,487 @@
+/**
+ * `npm run bench -- --scenario=noisy-neighbour`: does a burst to failing destinations hold
+ * back a healthy one?
+ *
+ * A healthy destination on its own source gets a steady trickle (one event per request, as
+ * an app sends them) for the whole run. After a baseline, each of three failing destinations
+ * — connection refused, a fast 503, a receiver that never answers (past the 5 s window) —
+ * gets a burst of `--burst-events` (100,000) on a source of its own, one after the other,
+ * while the trickle goes on. The retry ladder and window are scaled down
+ * (`--ladder`, `--window`: 5s,10s,20s within 60 s) so that every failing delivery goes all
+ * the way through the ladder to its `expired` dead letter within the run.
+ *
+ * Reported: the healthy destination's delivery latency during each burst against the
+ * baseline; how many of the burst's deliveries cost an HTTP request and how many were
+ * deferred without one; the CPU each process spent per failing delivery; and, from the
+ * dead-letter and attempt-log topics, that every failing delivery ended as one `expired`
+ * dead letter and that no attempt was made after its window.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import type { Admin, Kafka } from 'kafkajs';
+import { acquireStack } from '@tributary/deploy/acquire';
+import { topicNames, type DeadLetter, type DeliveryAttempt, type TopicNames } from '@tributary/schemas';
+import { AvroCodec, createConsumer, createKafka, createLogger, parseDuration } from '@tributary/shared';
+import { metricValue } from '../harness/metrics.js';
+import { REPO_ROOT, startService, type RunningService } from '../harness/services.js';
+import { reconcile } from './accounting.js';
+import { adminCaller, benchServiceEnv, deleteNamespace, SHARED_SECRET } from './pipeline.js';
+import { BitSet } from './bitset.js';
+import { forkChild, ProcessTable, stopChild, type Child } from './children.js';
+import { LatencyHistogram, type LatencySummary } from './histogram.js';
+import { SERVICES, type BenchService } from './options.js';
+import { findStackJvms } from './proc.js';
+import type { FailingReceiverReport, GeneratorCommand, GeneratorFinal, GeneratorReport, ReceiverCommand, ReceiverFinal, ReceiverReport } from './protocol.js';
+import { int, ms } from './report.js';
+import type { ProcessUsage } from './result.js';
+
+export interface NoisyOptions {
+  burstEvents: number;
+  burstRate: number;
+  trickleRate: number;
+  baselineSeconds: number;
+  /** How long the trickle goes on after each burst before the next, still counted to it. */
+  tailSeconds: number;
+  ladder: string;
+  window: string;
+  logLevel: string;
+  partitions: number | undefined;
+  label: string | undefined;
+  keepTopics: boolean;
+}
+
+export const VARIANTS = [
+  { name: 'refused', title: 'connection refused', destinationId: 'refused' },
+  { name: 'fast-503', title: 'fast 503', destinationId: 'fast-503' },
+  { name: 'hanging', title: 'hanging past the 5 s timeout', destinationId: 'hanging' },
+] as const;
+type Variant = (typeof VARIANTS)[number];
+
+export interface VariantResult {
+  variant: string;
+  title: string;
+  burstSeconds: number;
+  burstEvents: number;
+  /** The healthy destination's delivery latency while this burst ran and for the tail after it. */
+  healthyLatency: LatencySummary;
+  /** Webhook requests made to the failing destination, over the whole run (attempt log). */
+  requests: number;
+  /** Its deliveries deferred without a request, over the whole run (attempt log). */
+  deferrals: { circuitOpen: number; backlogFull: number };
+  /** Deferrals of any failing destination during this phase (dispatcher metrics). */
+  phaseDeferrals: number;
+  /** CPU per process over the phase, per failing delivery (`cpuMsPer1kEvents` = µs per delivery). */
+  processes: ProcessUsage[];
+  /** Dispatcher CPU per deferral over the phase, µs. */
+  dispatcherMicrosPerDeferral: number;
+  /** All services and the broker, per burst event, µs. */
+  pipelineMicrosPerEvent: number;
+}
+
+export interface NoisyResult {
+  scenario: 'noisy-neighbour';
+  startedAt: string;
+  durationSeconds: number;
+  machine: { cores: number; cpuModel: string; loadAverageStart: number[]; loadAverageEnd: number[] };
+  settings: Omit<NoisyOptions, 'label' | 'keepTopics'> & { namespace: string; partitions: number };
+  baseline: { seconds: number; latency: LatencySummary };
+  variants: VariantResult[];
+  after: { latency: LatencySummary };
+  healthy: { accepted: number; lost: number; duplicates: number; signatures: ReceiverFinal['signatures'] };
+  ladder: {
+    /** Per failing destination: deliveries accepted, `expired` dead letters, other dead letters, attempts after the window. */
+    perDestination: Array<{
+      destinationId: string;
+      deliveries: number;
+      expired: number;
+      otherDeadLetters: number;
+      attemptsAfterWindow: number;
+      /** Attempt-log records (attempts and deferrals) per delivery: the steps it took up the ladder. */
+      meanSteps: number;
+      /** Requests made, from the attempt log, and as the receiver counted them. */
+      requests: number;
+      requestsReceived: number | null;
+    }>;
+    allExpired: boolean;
+    waitedSeconds: number;
+  };
+  verdict: { p99WithinOneSecond: boolean; p99WithinTwiceBaseline: boolean; noneAttemptedAfterWindow: boolean; everyFailingDeliveryExpired: boolean; healthyLost: number };
+  notes: string[];
+}
+
+const RESULTS_DIR = join(REPO_ROOT, 'test', 'bench', 'results');
+const BROKER = 'Kafka broker (JVM)';
+const REGISTRY = 'schema registry (JVM)';
+
+const t0 = Date.now();
+const elapsed = () => (Date.now() - t0) / 1000;
+const say = (line: string): void => void process.stdout.write(`[${elapsed().toFixed(0).padStart(4)} s] ${line}\n`);
+const sleep = (msToWait: number) => new Promise((resolve) => setTimeout(resolve, msToWait));
+
+export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
+  const startedAt = new Date(t0);
+  const loadAverageStart = loadavg();
+  const stack = await acquireStack({ log: (line) => say(`stack: ${line}`) });
+  const stamp = startedAt.toISOString().replace(/[:.]/g, '-').replace(/-\d{3}Z$/, 'Z');
+  const namespace = `noisy-${stamp.toLowerCase().replace(/[^a-z0-9]/g, '')}`;
+  const topics = topicNames(namespace);
+  const logger = createLogger({ service: 'bench', level: 'warn' });
+  const kafka = createKafka({ brokers: stack.brokers, clientId: 'tributary-bench-noisy', logger });
+  const admin = kafka.admin();
+  await admin.connect();
+  const processes = new ProcessTable();
+  for (const jvm of findStackJvms()) processes.add(jvm.role === 'kafka' ? BROKER : REGISTRY, jvm.pid);
+  const notes: string[] = [];
+
+  const services = new Map<BenchService, RunningService>();
+  const children: Array<Child<{ kind: string }>> = [];
+  const stopAll = async () => {
+    for (const child of children.reverse()) await stopChild(child.process);
+    await Promise.all([...services.values()].reverse().map((service) => service.stop()));
+  };
+  try {
+    const receiver = forkChild<ReceiverReport>('receiver.js', { BENCH_SHARED_SECRET: SHARED_SECRET });
+    children.push(receiver);
+    const { port: receiverPort } = await receiver.next('listening', 10_000);
+    processes.add('webhook receiver (healthy)', receiver.process.pid);
+    const failing = forkChild<FailingReceiverReport>('failing-receiver.js', {});
+    children.push(failing);
+    const { port: failingPort } = await failing.next('listening', 10_000);
+    processes.add('webhook receiver (failing)', failing.process.pid);
+    const refusedPort = await closedPort();
+
+    const serviceEnv = benchServiceEnv(stack, namespace, options, { RETRY_LADDER: options.ladder, RETRY_WINDOW: options.window });
+    say(`starting ${SERVICES.join(', ')} in namespace ${namespace} (ladder ${options.ladder} within ${options.window})`);
+    for (const name of SERVICES) {
+      services.set(name, await startService(name, { env: serviceEnv, readyTimeoutMs: 90_000 }));
+      processes.add(name, services.get(name)!.process.pid);
+    }
+    const ingest = services.get('ingest')!;
+    const dispatcher = services.get('dispatcher')!;
+    const adminCall = adminCaller(ingest.url);
+    const urls: Record<Variant['name'], string> = {
+      refused: `http://127.0.0.1:${refusedPort}/hooks`,
+      'fast-503': `http://127.0.0.1:${failingPort}/fail`,
+      hanging: `http://127.0.0.1:${failingPort}/hang`,
+    };
+    await adminCall('PUT', '/sources/quiet', { name: 'Quiet app', writeKey: `wk_quiet_${namespace}` });
+    await adminCall('PUT', '/destinations/healthy', {
+      type: 'webhooks',
+      sources: ['quiet'],
+      settings: { sharedSecret: SHARED_SECRET, webhooks: [{ url: `http://127.0.0.1:${receiverPort}/hooks` }] },
+    });
+    for (const variant of VARIANTS) {
+      await adminCall('PUT', `/sources/noisy-${variant.name}`, { name: `Noisy (${variant.title})`, writeKey: `wk_${variant.name}_${namespace}` });
+      await adminCall('PUT', `/destinations/${variant.destinationId}`, { type: 'webhooks', sources: [`noisy-${variant.name}`], settings: { webhooks: [{ url: urls[variant.name] }] } });
+    }
+    await sleep(2000);
+    const partitions = (await admin.fetchTopicMetadata({ topics: [topics.ingest] })).topics[0]?.partitions.length ?? 0;
+
+    // The trickle: one event per request to the quiet source, for the whole run.
+    const trickle = forkChild<GeneratorReport>('load-generator.js', { BENCH_INGEST_URL: ingest.url, BENCH_WRITE_KEY: `wk_quiet_${namespace}`, BENCH_BATCH_SIZE: '1' });
+    children.push(trickle);
+    processes.add('load generator (trickle)', trickle.process.pid);
+    const trickleAt = (phase: string) => {
+      trickle.process.send({ kind: 'rate', rate: options.trickleRate, phase } satisfies GeneratorCommand);
+    };
+    say(`baseline: the healthy destination alone, ${options.trickleRate} events/s for ${options.baselineSeconds} s`);
+    trickleAt('warmup');
+    await sleep(5_000);
+    trickleAt('baseline');
+    await sleep(options.baselineSeconds * 1000);
+
+    const phaseCpu: Array<{
+      variant: Variant;
+      start: ReturnType<ProcessTable['snapshot']>;
+      end: ReturnType<ProcessTable['snapshot']>;
+      seconds: number;
+      burstSeconds: number;
+      accepted: number;
+      counters: PhaseCounters;
+    }> = [];
+    const burstAccepted = new Map<string, number>();
+    for (const variant of VARIANTS) {
+      trickleAt(`during-${variant.name}`);
+      const generator = forkChild<GeneratorReport>('load-generator.js', { BENCH_INGEST_URL: ingest.url, BENCH_WRITE_KEY: `wk_${variant.name}_${namespace}` });
+      children.push(generator);
+      let sent = 0;
+      generator.process.on('message', (report: GeneratorReport) => {
+        if (report.kind === 'window') sent += report.sent;
+      });
+      const before = await phaseCounters(dispatcher.url);
+      const start = processes.snapshot();
+      const startedPhase = Date.now();
+      say(`burst to ${variant.title}: ${int(options.burstEvents)} events at ${int(options.burstRate)}/s, the trickle going on`);
+      generator.process.send({ kind: 'rate', rate: options.burstRate, phase: `burst-${variant.name}` } satisfies GeneratorCommand);
+      while (sent < options.burstEvents) {
+        await sleep(250);
+        generator.process.send({ kind: 'flush' } satisfies GeneratorCommand);
+      }
+      generator.process.send({ kind: 'rate', rate: 0, phase: `burst-${variant.name}` } satisfies GeneratorCommand);
+      const burstSeconds = (Date.now() - startedPhase) / 1000;
+      await sleep(options.tailSeconds * 1000);
+      generator.process.send({ kind: 'final' } satisfies GeneratorCommand);
+      const final = (await generator.next('final', 30_000)) as GeneratorFinal;
+      const acceptedEvents = BitSet.fromBase64(final.acceptedBatches).size * 100;
+      const end = processes.snapshot();
+      const counters = difference(await phaseCounters(dispatcher.url), before);
+      const seconds = (Date.now() - startedPhase) / 1000;
+      burstAccepted.set(variant.destinationId, acceptedEvents);
+      phaseCpu.push({ variant, start, end, seconds, burstSeconds, accepted: acceptedEvents, counters });
+      await stopChild(generator.process);
+      say(`  ${variant.title}: ${int(acceptedEvents)} accepted in ${burstSeconds.toFixed(0)} s; ${int(counters.circuitOpen)} deferred (circuit open), ${int(counters.backlogFull)} (backlog full)`);
+    }
+    trickleAt('after');
+    await sleep(20_000);
+    trickle.process.send({ kind: 'rate', rate: 0, phase: 'after' } satisfies GeneratorCommand);
+
+    // Every failing delivery climbs the ladder to its `expired` dead letter within the window.
+    const windowMs = parseDuration(options.window);
+    say(`waiting for every failing delivery's dead letter (window ${options.window})`);
+    const codec = new AvroCodec({ registryUrl: stack.registryUrl, logger });
+    const waitFrom = Date.now();
+    let deadLetters = new Map<string, DeadLetter[]>();
+    for (;;) {
+      deadLetters = await readDeadLetters(kafka, admin, codec, topics);
+      const done = VARIANTS.every(({ destinationId }) => (deadLetters.get(destinationId)?.length ?? 0) >= (burstAccepted.get(destinationId) ?? 0));
+      if (done || Date.now() - waitFrom > windowMs * 3 + 120_000) break;
+      say(`  dead letters so far: ${VARIANTS.map(({ destinationId }) => `${destinationId} ${int(deadLetters.get(destinationId)?.length ?? 0)}`).join(', ')}`);
+      await sleep(10_000);
+    }
+    const waitedSeconds = (Date.now() - waitFrom) / 1000;
+    const firstAttemptAt = new Map<string, number>();
+    for (const letters of deadLetters.values()) for (const letter of letters) firstAttemptAt.set(letter.delivery.deliveryId, letter.delivery.firstAttemptAt ?? Number.NaN);
+    // Streamed: a run writes a million attempt-log records or more.
+    const log = new Map<string, AttemptLogCounts>();
+    await readWhole(kafka, admin, topics.attempts, (value) => codec.decode<DeliveryAttempt>('attempt', value), (attempt) => {
+      let entry = log.get(attempt.destinationId);
+      if (!entry) log.set(attempt.destinationId, (entry = { records: 0, requests: 0, circuitOpen: 0, backlogFull: 0, afterWindow: 0 }));
+      entry.records++;
+      if (attempt.kind === 'attempt') {
+        entry.requests++;
+        if (attempt.startedAt > (firstAttemptAt.get(attempt.deliveryId) ?? Number.POSITIVE_INFINITY) + windowMs) entry.afterWindow++;
+      } else if (attempt.deferReason === 'circuit_open') entry.circuitOpen++;
+      else if (attempt.deferReason === 'backlog_full') entry.backlogFull++;
+    });
+
+    trickle.process.send({ kind: 'final' } satisfies GeneratorCommand);
+    const trickleFinal = (await trickle.next('final', 10_000)) as GeneratorFinal;
+    receiver.process.send({ kind: 'final' } satisfies ReceiverCommand);
+    const received = (await receiver.next('final', 10_000)) as ReceiverFinal;
+    const failingCounts = await counts(failing);
+    await stopAll();
+    const logOf = (destinationId: string): AttemptLogCounts => log.get(destinationId) ?? { records: 0, requests: 0, circuitOpen: 0, backlogFull: 0, afterWindow: 0 };
+
+    const latency = (tag: string) => LatencyHistogram.fromJSON(received.phases[tag] ?? new LatencyHistogram().toJSON()).summary();
+    const baseline = latency('baseline');
+    const variants: VariantResult[] = phaseCpu.map(({ variant, start, end, seconds, burstSeconds, accepted, counters }) => {
+      const usage = processes.usage(start, end, seconds, accepted);
+      const dispatcherUsage = usage.find((u) => u.name === 'dispatcher');
+      const deferrals = counters.circuitOpen + counters.backlogFull;
+      const pipelineSeconds = usage.filter((u) => (SERVICES as readonly string[]).includes(u.name) || u.name === BROKER).reduce((total, u) => total + u.cpuSeconds, 0);
+      const own = logOf(variant.destinationId);
+      return {
+        variant: variant.name,
+        title: variant.title,
+        burstSeconds,
+        burstEvents: accepted,
+        healthyLatency: latency(`during-${variant.name}`),
+        requests: own.requests,
+        deferrals: { circuitOpen: own.circuitOpen, backlogFull: own.backlogFull },
+        phaseDeferrals: deferrals,
+        processes: usage,
+        dispatcherMicrosPerDeferral: dispatcherUsage && deferrals > 0 ? (dispatcherUsage.cpuSeconds * 1e6) / deferrals : Number.NaN,
+        pipelineMicrosPerEvent: accepted > 0 ? (pipelineSeconds * 1e6) / accepted : Number.NaN,
+      };
+    });
+
+    const perDestination = VARIANTS.map(({ destinationId, name }) => {
+      const letters = deadLetters.get(destinationId) ?? [];
+      const own = logOf(destinationId);
+      return {
+        destinationId,
+        deliveries: burstAccepted.get(destinationId) ?? 0,
+        expired: letters.filter((letter) => letter.reason === 'expired').length,
+        otherDeadLetters: letters.filter((letter) => letter.reason !== 'expired').length,
+        attemptsAfterWindow: own.afterWindow,
+        meanSteps: letters.length > 0 ? own.records / letters.length : Number.NaN,
+        requests: own.requests,
+        // What the receiver itself counted (connection refused: nothing can count it there).
+        requestsReceived: name === 'refused' ? null : failingCounts[name === 'hanging' ? 'hang' : 'fail'],
+      };
+    });
+    const accounting = reconcile(BitSet.fromBase64(trickleFinal.acceptedBatches), BitSet.fromBase64(received.delivered), 1);
+    const worstP99 = Math.max(...variants.map((v) => v.healthyLatency.p99Ms));
+    const result: NoisyResult = {
+      scenario: 'noisy-neighbour',
+      startedAt: startedAt.toISOString(),
+      durationSeconds: elapsed(),
+      machine: { cores: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', loadAverageStart, loadAverageEnd: loadavg() },
+      settings: {
+        burstEvents: options.burstEvents,
+        burstRate: options.burstRate,
+        trickleRate: options.trickleRate,
+        baselineSeconds: options.baselineSeconds,
+        tailSeconds: options.tailSeconds,
+        ladder: options.ladder,
+        window: options.window,
+        logLevel: options.logLevel,
+        namespace,
+        partitions,
+      },
+      baseline: { seconds: options.baselineSeconds, latency: baseline },
+      variants,
+      after: { latency: latency('after') },
+      healthy: { accepted: accounting.acceptedMessages, lost: accounting.lost, duplicates: received.duplicates, signatures: received.signatures },
+      ladder: {
+        perDestination,
+        allExpired: perDestination.every((d) => d.expired === d.deliveries && d.otherDeadLetters === 0),
+        waitedSeconds,
+      },
+      verdict: {
+        p99WithinOneSecond: worstP99 <= 1000,
+        p99WithinTwiceBaseline: worstP99 <= 2 * baseline.p99Ms,
+        noneAttemptedAfterWindow: perDestination.every((d) => d.attemptsAfterWindow === 0),
+        everyFailingDeliveryExpired: perDestination.every((d) => d.expired === d.deliveries),
+        healthyLost: accounting.lost,
+      },
+      notes,
+    };
+    await writeNoisyResults(result, stamp, options.label);
+    if (accounting.lost > 0 || !result.verdict.noneAttemptedAfterWindow) process.exitCode = 1;
+  } finally {
+    await stopAll().catch(() => undefined);
+    if (!options.keepTopics) await deleteNamespace(admin, namespace).catch((error: unknown) => say(`could not delete the run's topics: ${String(error)}`));
+    await admin.disconnect();
+    await stack.stop();
+  }
+}
+
+interface PhaseCounters {
+  circuitOpen: number;
+  backlogFull: number;
+}
+
+interface AttemptLogCounts {
+  records: number;
+  requests: number;
+  circuitOpen: number;
+  backlogFull: number;
+  afterWindow: number;
+}
+
+async function phaseCounters(dispatcherUrl: string): Promise<PhaseCounters> {
+  const [circuitOpen, backlogFull] = await Promise.all([
+    metricValue(dispatcherUrl, 'tributary_dispatcher_deferred_total', { reason: 'circuit_open' }),
+    metricValue(dispatcherUrl, 'tributary_dispatcher_deferred_total', { reason: 'backlog_full' }),
+  ]);
+  return { circuitOpen, backlogFull };
+}
+
+function difference(after: PhaseCounters, before: PhaseCounters): PhaseCounters {
+  return { circuitOpen: after.circuitOpen - before.circuitOpen, backlogFull: after.backlogFull - before.backlogFull };
+}
+
+async function counts(failing: Child<FailingReceiverReport>): Promise<{ fail: number; hang: number }> {
+  const answer = failing.next('counts', 10_000);
+  failing.process.send({ kind: 'counts' });
+  const { fail, hang } = (await answer) as Extract<FailingReceiverReport, { kind: 'counts' }>;
+  return { fail, hang };
+}
+
+/** A loopback port nothing listens on: connection refused. */
+async function closedPort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Reads a topic from the start to the end offsets it has now, handing every decoded value to `visit`. */
+async function readWhole<T>(kafka: Kafka, admin: Admin, topic: string, decode: (value: Buffer) => Promise<T>, visit: (value: T) => void): Promise<void> {
+  const ends = await admin.fetchTopicOffsets(topic);
+  const remaining = new Map(ends.filter((end) => BigInt(end.high) > BigInt(end.low)).map((end) => [end.partition, BigInt(end.high)]));
+  if (remaining.size === 0) return;
+  const consumer = createConsumer(kafka, `${topic}-bench-reader-${Date.now()}`);
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  await new Promise<void>((resolve, reject) => {
+    consumer
+      .run({
+        eachBatch: async ({ batch }) => {
+          for (const message of batch.messages) if (message.value) visit(await decode(message.value));
+          const high = remaining.get(batch.partition);
+          if (high !== undefined && BigInt(batch.lastOffset()) + 1n >= high) remaining.delete(batch.partition);
+          if (remaining.size === 0) resolve();
+        },
+      })
+      .catch(reject);
+  });
+  await consumer.disconnect();
+}
+
+async function readDeadLetters(kafka: Kafka, admin: Admin, codec: AvroCodec, topics: TopicNames): Promise<Map<string, DeadLetter[]>> {
+  const byDestination = new Map<string, DeadLetter[]>();
+  await readWhole(kafka, admin, topics.deadLetters, (value) => codec.decode<DeadLetter>('dlq', value), (letter) => {
+    const list = byDestination.get(letter.delivery.destinationId) ?? [];
+    list.push(letter);
+    byDestination.set(letter.delivery.destinationId, list);
+  });
+  return byDestination;
+}
+
+const latencyCell = (l: LatencySummary) => `${ms(l.p50Ms)} / ${ms(l.p99Ms)} / ${ms(l.maxMs)}`;
+
+export function renderNoisyMarkdown(result: NoisyResult): string {
+  const lines: string[] = [
+    `# Noisy neighbour, ${result.startedAt.slice(0, 16).replace('T', ' ')} UTC`,
+    '',
+    `${result.machine.cores} cores (${result.machine.cpuModel}); ${result.settings.partitions} partitions; healthy trickle ${result.settings.trickleRate} events/s; ` +
+      `bursts of ${int(result.settings.burstEvents)} events at ${int(result.settings.burstRate)}/s; ladder ${result.settings.ladder} within ${result.settings.window}; LOG_LEVEL=${result.settings.logLevel}.`,
+    '',
+    '| healthy destination | latency p50 / p99 / max, ms |',
+    '|---|---:|',
+    `| baseline (alone, ${result.baseline.seconds} s) | ${latencyCell(result.baseline.latency)} |`,
+    ...result.variants.map((v) => `| during the burst to: ${v.title} | ${latencyCell(v.healthyLatency)} |`),
+    `| after the bursts | ${latencyCell(result.after.latency)} |`,
+    '',
+    '| burst to | events | burst s | requests made (whole run) | deferred without a request: circuit open / backlog full | dispatcher CPU µs per deferral | pipeline CPU µs per burst event |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...result.variants.map(
+      (v) =>
+        `| ${v.title} | ${int(v.burstEvents)} | ${v.burstSeconds.toFixed(0)} | ${int(v.requests)} | ${int(v.deferrals.circuitOpen)} / ${int(v.deferrals.backlogFull)} | ` +
+        `${int(v.dispatcherMicrosPerDeferral)} | ${int(v.pipelineMicrosPerEvent)} |`,
+    ),
+    '',
+    '| failing destination | deliveries | `expired` dead letters | other dead letters | attempts after the window | ladder steps per delivery (attempts + deferrals) | requests: attempt log / receiver |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...result.ladder.perDestination.map(
+      (d) =>
+        `| ${d.destinationId} | ${int(d.deliveries)} | ${int(d.expired)} | ${int(d.otherDeadLetters)} | ${int(d.attemptsAfterWindow)} | ${d.meanSteps.toFixed(1)} | ` +
+        `${int(d.requests)} / ${d.requestsReceived === null ? '–' : int(d.requestsReceived)} |`,
+    ),
+    '',
+    `Healthy destination: ${int(result.healthy.accepted)} accepted, ${int(result.healthy.lost)} lost, ${int(result.healthy.duplicates)} duplicated; signatures ${int(result.healthy.signatures.valid)} valid, ${int(result.healthy.signatures.invalid)} invalid.`,
+    '',
+    `Verdict: healthy p99 ≤ 1 s: **${result.verdict.p99WithinOneSecond ? 'yes' : 'no'}**; ≤ 2 × baseline p99: **${result.verdict.p99WithinTwiceBaseline ? 'yes' : 'no'}**; ` +
+      `no attempt after the window: **${result.verdict.noneAttemptedAfterWindow ? 'yes' : 'no'}**; every failing delivery expired through the ladder: **${result.verdict.everyFailingDeliveryExpired ? 'yes' : 'no'}** (waited ${result.ladder.waitedSeconds.toFixed(0)} s).`,
+  ];
+  if (result.notes.length > 0) lines.push('', ...result.notes.map((note) => `- ${note}`));
+  lines.push('', 'CPU per process and phase (`cpuMsPer1kEvents` is ms per 1,000 burst events, i.e. µs per failing delivery): see the JSON.');
+  return `${lines.join('\n')}\n`;
+}
+
+async function writeNoisyResults(result: NoisyResult, stamp: string, label: string | undefined): Promise<void> {
+  await mkdir(RESULTS_DIR, { recursive: true });
+  const base = `noisy-neighbour-${stamp}${label ? `-${label}` : ''}`;
+  const markdown = renderNoisyMarkdown(result);
+  await writeFile(join(RESULTS_DIR, `${base}.json`), `${JSON.stringify(result, null, 2)}\n`);
+  await writeFile(join(RESULTS_DIR, `${base}.md`), markdown);
+  await writeFile(join(RESULTS_DIR, 'noisy-neighbour-latest.md'), markdown);
+  await writeFile(join(RESULTS_DIR, 'noisy-neighbour-latest.json'), `${JSON.stringify(result, null, 2)}\n`);
+  process.stdout.write(`\n${markdown}\n`);
+  say(`results: test/bench/results/${base}.{json,md} (and noisy-neighbour-latest.*)`);
+}
