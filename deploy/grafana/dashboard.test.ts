@@ -88,7 +88,7 @@ describe('tributary-overview.json', () => {
       '0.95',
       '0.99',
     ]);
-    expect(rows.map((row) => row.title)).toEqual(['Ingest', 'Router', 'Delivery', 'Retries and dead letters', 'Kafka consumer lag', 'Process']);
+    expect(rows.map((row) => row.title)).toEqual(['Ingest', 'Router', 'Delivery', 'Destinations', 'Retries and dead letters', 'Kafka consumer lag', 'Process']);
   });
 
   it('lays panels out without overlaps and with unique ids', () => {

@@ -182,6 +182,20 @@ describe('helm template with the default values', () => {
     }
   });
 
+  it('gives the dispatcher its circuit breaker and 410 settings, and no other service', () => {
+    expect(plainEnv(containerOf(objects, 'dispatcher'))).toMatchObject({
+      CIRCUIT_FAILURES: '5',
+      CIRCUIT_FAILURE_RATIO: '0.5',
+      CIRCUIT_MIN_REQUESTS: '20',
+      CIRCUIT_WINDOW: '10s',
+      CIRCUIT_OPEN: '5s',
+      CIRCUIT_MAX_OPEN: '5m',
+      CIRCUIT_PROBES: '3',
+      DELIVERY_DISABLE_ON_GONE: 'false',
+    });
+    for (const service of SERVICES.filter((name) => name !== 'dispatcher')) expect(plainEnv(containerOf(objects, service))).not.toHaveProperty('CIRCUIT_FAILURES');
+  });
+
   it('names every instance after its pod, for its Kafka transactional ids', () => {
     for (const service of SERVICES) {
       expect(envOf(containerOf(objects, service)).get('INSTANCE_ID')?.valueFrom).toEqual({ fieldRef: { fieldPath: 'metadata.name' } });
@@ -272,6 +286,7 @@ describe('helm template with every option', () => {
       expect(containerOf(objects, service).image).toBe('registry.example.com/tributary:1.2.3');
       expect(deploymentOf(objects, service).spec.template.spec.terminationGracePeriodSeconds).toBe(60);
     }
+    expect(plainEnv(containerOf(objects, 'dispatcher'))).toMatchObject({ CIRCUIT_FAILURES: '10', CIRCUIT_FAILURE_RATIO: '0.8', CIRCUIT_PROBES: '1', DELIVERY_DISABLE_ON_GONE: 'true' });
     expect(plainEnv(containerOf(objects, 'ingest'))['INGEST_EXTRA']).toBe('1');
     expect(envOf(containerOf(objects, 'dispatcher')).get('DISPATCHER_EXTRA')?.valueFrom?.secretKeyRef).toEqual({ name: 'dispatcher-extra', key: 'value' });
     expect(Object.fromEntries(SERVICES.map((s) => [s, deploymentOf(objects, s).spec.replicas]))).toEqual({

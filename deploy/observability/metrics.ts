@@ -44,7 +44,11 @@ export const TRIBUTARY_METRICS: readonly MetricDefinition[] = [
   metric('tributary_webhook_request_duration_seconds', 'histogram', ['outcome'], ['dispatcher']),
   metric('tributary_delivery_attempts_total', 'counter', ['outcome', 'status_class'], ['dispatcher']),
   metric('tributary_dispatcher_in_flight', 'gauge', [], ['dispatcher']),
-  metric('tributary_dispatcher_deferred_total', 'counter', [], ['dispatcher']),
+  metric('tributary_dispatcher_deferred_total', 'counter', ['reason'], ['dispatcher']),
+  metric('tributary_destination_circuit_state', 'gauge', ['destination'], ['dispatcher']),
+  metric('tributary_destination_deliveries_total', 'counter', ['destination', 'result'], ['dispatcher']),
+  metric('tributary_destination_backlog', 'gauge', ['destination', 'lane'], ['dispatcher']),
+  metric('tributary_destination_in_flight', 'gauge', ['destination'], ['dispatcher']),
   metric('tributary_retries_scheduled_total', 'counter', ['tier'], ['dispatcher']),
   // Both write dead letters: the dispatcher for permanent failures, the scheduler for expiry.
   metric('tributary_dead_letters_total', 'counter', ['reason'], ['dispatcher', 'retry-scheduler']),

@@ -119,6 +119,26 @@ specific to it, then extraEnv (global, then the service's), so extraEnv can over
   valueFrom:
     fieldRef:
       fieldPath: metadata.name
+{{- if eq .component "dispatcher" }}
+{{- with $values.delivery.circuitBreaker }}
+- name: CIRCUIT_FAILURES
+  value: {{ .failures | quote }}
+- name: CIRCUIT_FAILURE_RATIO
+  value: {{ .failureRatio | quote }}
+- name: CIRCUIT_MIN_REQUESTS
+  value: {{ .minRequests | quote }}
+- name: CIRCUIT_WINDOW
+  value: {{ .window | quote }}
+- name: CIRCUIT_OPEN
+  value: {{ .openFor | quote }}
+- name: CIRCUIT_MAX_OPEN
+  value: {{ .maxOpenFor | quote }}
+- name: CIRCUIT_PROBES
+  value: {{ .probes | quote }}
+{{- end }}
+- name: DELIVERY_DISABLE_ON_GONE
+  value: {{ $values.delivery.disableOnGone | toString | quote }}
+{{- end }}
 {{- if eq .component "ingest" }}
 - name: ADMIN_TOKEN
   valueFrom:
