@@ -66,7 +66,7 @@ export function quarantineRecord(service: string, record: PoisonRecord, cause: Q
 
 /** The Kafka message for the quarantine topic (key `<topic>/<partition>/<offset>`). */
 export function quarantineMessage(
-  codec: AvroCodec,
+  codec: Pick<AvroCodec, 'encode'>,
   topics: TopicNames,
   service: string,
   record: PoisonRecord,

@@ -1,9 +1,10 @@
 /**
- * The dispatcher's loop: deliveries come in through two lanes (lane-reader.ts) — first
- * attempts and due retries — are admitted or deferred (admission.ts, breaker.ts), wait their
- * turn (fair-queue.ts), are attempted (attempt.ts), and settle into their partition's ledger
- * (ledger.ts) with the records their outcome writes; the outcome writer commits those records
- * with the offsets that pass them, in one transaction (outcome-writer.ts).
+ * The dispatcher's loop: deliveries come in through two lanes (lane-reader.ts, lanes.ts) —
+ * first attempts and due retries — are admitted or deferred (admission.ts, breaker.ts), wait
+ * their turn (fair-queue.ts), are attempted (attempt.ts), and settle into their partition's
+ * ledger (ledger.ts) with the records their outcome writes (outcome-records.ts); the outcome
+ * writer commits those records with the offsets that pass them, in one transaction
+ * (outcome-writer.ts). Health is published beside it (health-publisher.ts).
  *
  * What one destination can cost the others:
  * - Failing (refused, 5xx, hanging): its circuit opens after a few failures and its
@@ -17,54 +18,33 @@
  * - A record nobody can decode, or an outcome too large to write, goes to the quarantine.
  */
 import type { Kafka, KafkaMessage } from 'kafkajs';
-import {
-  configKey,
-  quarantineMessage,
-  type AvroCodec,
-  type ConfigView,
-  type Logger,
-  type QuarantineCause,
-  type Readiness,
-  type RetryLadder,
-  type TransactionalOutput,
-} from '@tributary/shared';
-import { destinationHealthKey, type Delivery, type DeliveryLane, type Destination, type TopicNames } from '@tributary/schemas';
+import type { AvroCodec, ConfigView, Logger, QuarantineCause, Readiness, RetryLadder, TransactionalOutput } from '@tributary/shared';
+import type { Delivery, DeliveryLane, TopicNames } from '@tributary/schemas';
 import { admit, type BacklogLimits, type DeferReason } from './admission.js';
 import { attemptDelivery, type AttemptOutcome } from './attempt.js';
-import { attemptRecord, type AttemptFacts } from './attempt-log.js';
+import type { AttemptFacts } from './attempt-log.js';
 import type { BreakerSettings } from './breaker.js';
-import { statusClass, requestOutcome } from './classify.js';
 import type { ConfigFreshness } from './config-freshness.js';
 import { FairQueue, type FairQueueLimits, type Queued, type Started } from './fair-queue.js';
-import { HealthBoard, type Transition } from './health-board.js';
+import { HealthBoard } from './health-board.js';
+import { HealthPublisher } from './health-publisher.js';
 import { LaneReader, type LaneHandler } from './lane-reader.js';
-import { outputBytes, PartitionLedger, type Output } from './ledger.js';
-import { CIRCUIT_STATE_VALUE, DestinationSeries, type DispatcherMetrics } from './metrics.js';
-import { deferral, type Settlement } from './next-step.js';
-import { OutcomeWriter, type OwnedLedger } from './outcome-writer.js';
+import { LANES, Lanes, type LaneLimits } from './lanes.js';
+import type { Output, PartitionLedger } from './ledger.js';
+import { DestinationSeries, type DispatcherMetrics } from './metrics.js';
+import { deferral } from './next-step.js';
+import { logAttempt } from './outcome-log.js';
+import { disablingRecord, outcomeRecords, quarantineOutput } from './outcome-records.js';
+import { OutcomeWriter } from './outcome-writer.js';
 import type { WebhookClient } from './webhook-client.js';
 
 /** The event loop is probed this often; a probe later than LOOP_GAP_MS means it was blocked. */
 const LOOP_PROBE_MS = 20;
 const LOOP_GAP_MS = 100;
-/**
- * The health of every destination this process tracks is published this often (and at once
- * on a circuit change); a view older than three intervals is stale to its readers.
- */
-const HEALTH_INTERVAL_MS = 5_000;
-/** A closed, quiet destination with nothing queued is forgotten (its health withdrawn) after this long. */
-const HEALTH_IDLE_MS = 5 * 60_000;
-/** Deferrals are logged one line per destination per this interval, not one per delivery. */
-const DEFERRAL_LOG_INTERVAL_MS = 10_000;
 /** Bytes of outcome records per transaction. */
 const MAX_TRANSACTION_BYTES = 8 * 1024 * 1024;
-/** Headroom kept under the record size limit for the record's framing. */
-const RECORD_OVERHEAD_BYTES = 512;
 
-export interface DispatcherLimits extends FairQueueLimits, BacklogLimits {
-  maxBuffered: number;
-  maxBufferedBytes: number;
-  maxStagedBytes: number;
+export interface DispatcherLimits extends FairQueueLimits, BacklogLimits, LaneLimits {
   maxRecordBytes: number;
 }
 
@@ -102,98 +82,83 @@ interface Job extends Queued {
   probe: boolean;
 }
 
-interface LaneState {
-  reader: LaneReader;
-  topic: string;
-  groupId: string;
-  ledgers: Map<number, PartitionLedger>;
-  unsettled: number;
-  unsettledBytes: number;
-}
-
 export class Dispatcher implements LaneHandler {
   private readonly queue: FairQueue<Job>;
-  private readonly health: HealthBoard;
+  private readonly board: HealthBoard;
+  private readonly lanes: Lanes;
+  private readonly readers: LaneReader[];
   private readonly writer: OutcomeWriter;
-  private readonly lanes: Record<DeliveryLane, LaneState>;
+  private readonly health: HealthPublisher;
+  private readonly series: DestinationSeries;
   private listeners = new Set<() => void>();
-  private stopping = false;
+  private running = 0;
   private lastProbeAt = Date.now();
   private blockedUntil = 0;
-  private readonly timers: NodeJS.Timeout[] = [];
-  /** Health records (and withdrawals) waiting for the next transaction. */
-  private pendingHealth = new Map<string, Output>();
-  private running = 0;
-  private readonly series: DestinationSeries;
+  private loopProbe: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: DispatcherOptions) {
-    this.series = new DestinationSeries(options.metrics);
-    const { kafka, codec, topics, logger, readiness, groupId } = options;
+    const { kafka, codec, topics, logger, readiness, groupId, metrics } = options;
     this.queue = new FairQueue<Job>(options.limits);
-    this.health = new HealthBoard(options.breaker, options.instanceId);
-    const lane = (name: DeliveryLane, topic: string, group: string): LaneState => ({
-      reader: new LaneReader({ kafka, codec, lane: name, topic, groupId: group, handler: this, logger, readiness }),
-      topic,
-      groupId: group,
-      ledgers: new Map(),
-      unsettled: 0,
-      unsettledBytes: 0,
+    this.board = new HealthBoard(options.breaker, options.instanceId);
+    this.series = new DestinationSeries(metrics);
+    const sources = { first: { topic: topics.deliveries, groupId }, retry: { topic: topics.dueRetries, groupId: `${groupId}-retries` } };
+    this.lanes = new Lanes(options.limits, sources);
+    this.readers = LANES.map((lane) => new LaneReader({ kafka, codec, lane, ...sources[lane], handler: this, logger, readiness }));
+    this.health = new HealthPublisher({
+      board: this.board,
+      codec,
+      topics,
+      instanceId: options.instanceId,
+      metrics,
+      series: this.series,
+      logger,
+      backlog: (destinationId) => this.queue.backlog(destinationId),
+      lanes: () => ({ first: this.lanes.buffered('first'), retry: this.lanes.buffered('retry'), stagedBytes: this.lanes.stagedBytes(), inFlight: this.queue.inFlight }),
+      exists: (destinationId) => options.config.destination(destinationId) !== undefined,
+      wake: () => this.writer.wake(),
     });
-    this.lanes = { first: lane('first', topics.deliveries, groupId), retry: lane('retry', topics.dueRetries, `${groupId}-retries`) };
     this.writer = new OutcomeWriter({
       output: options.output,
       kafka,
       logger,
-      metrics: options.metrics,
+      metrics,
       readiness,
       intervalMs: options.commitIntervalMs,
       delayBeforeCommitMs: options.delayBeforeCommitMs ?? 0,
       maxTransactionBytes: MAX_TRANSACTION_BYTES,
-      ledgers: () => this.ownedLedgers(),
-      extras: () => this.takeHealthRecords(),
-      restoreExtras: (records) => {
-        for (const record of records) if (!this.pendingHealth.has(record.key)) this.pendingHealth.set(record.key, record);
-      },
+      ledgers: () => this.lanes.owned(),
+      extras: () => this.health.take(),
+      restoreExtras: (records) => this.health.restore(records),
       onFatal: options.onFatal,
     });
   }
 
   async start(): Promise<void> {
     this.writer.start();
-    await Promise.all([this.lanes.first.reader.start(), this.lanes.retry.reader.start()]);
-    const probe = setInterval(() => this.probeLoop(), LOOP_PROBE_MS);
-    const gauges = setInterval(() => this.updateGauges(), 1_000);
-    const healthTick = setInterval(() => this.publishHealth(), HEALTH_INTERVAL_MS);
-    const deferrals = setInterval(() => this.logDeferrals(), DEFERRAL_LOG_INTERVAL_MS);
-    for (const timer of [probe, gauges, healthTick, deferrals]) {
-      timer.unref();
-      this.timers.push(timer);
-    }
+    await Promise.all(this.readers.map((reader) => reader.start()));
+    this.health.start();
+    this.loopProbe = setInterval(() => this.probeLoop(), LOOP_PROBE_MS);
+    this.loopProbe.unref();
   }
 
   async stop(drainTimeoutMs: number): Promise<void> {
-    const { logger } = this.options;
-    this.stopping = true;
-    for (const timer of this.timers) clearInterval(timer);
-    for (const lane of Object.values(this.lanes)) lane.reader.pause();
+    clearInterval(this.loopProbe);
+    for (const reader of this.readers) reader.pause();
     const abandoned = this.queue.removeQueued(() => true);
     for (const job of abandoned) this.release(job);
     const deadline = Date.now() + drainTimeoutMs;
     while (this.running > 0 && Date.now() < deadline) await this.changed(Math.min(100, deadline - Date.now()));
-    if (this.running > 0) logger.warn({ running: this.running }, 'shutdown: attempts still running at the drain timeout; their deliveries will be read again');
-    // This instance's view of its destinations is withdrawn: others' views stand alone.
-    for (const destinationId of [...this.health.destinations()]) this.stageHealthWithdrawal(destinationId);
+    if (this.running > 0) this.options.logger.warn({ running: this.running }, 'shutdown: attempts still running at the drain timeout; their deliveries will be read again');
+    this.health.stop();
     await this.writer.stop(Math.max(1_000, deadline - Date.now()));
-    await Promise.all(Object.values(this.lanes).map((lane) => lane.reader.stop()));
-    logger.info({ abandonedQueued: abandoned.length }, 'dispatcher stopped');
+    await Promise.all(this.readers.map((reader) => reader.stop()));
+    this.options.logger.info({ abandonedQueued: abandoned.length }, 'dispatcher stopped');
   }
 
   // ——— LaneHandler: what the lane readers call ———
 
   hasRoom(lane: DeliveryLane): boolean {
-    const state = this.lanes[lane];
-    const { limits } = this.options;
-    return state.unsettled < limits.maxBuffered && state.unsettledBytes < limits.maxBufferedBytes && this.stagedBytes() < limits.maxStagedBytes;
+    return this.lanes.hasRoom(lane);
   }
 
   changed(timeoutMs: number): Promise<void> {
@@ -209,32 +174,22 @@ export class Dispatcher implements LaneHandler {
   }
 
   ledger(lane: DeliveryLane, partition: number, firstOffset: bigint): PartitionLedger {
-    const state = this.lanes[lane];
-    let ledger = state.ledgers.get(partition);
-    if (!ledger) {
-      ledger = new PartitionLedger(state.topic, partition, firstOffset);
-      state.ledgers.set(partition, ledger);
-    }
-    return ledger;
+    return this.lanes.ledger(lane, partition, firstOffset);
   }
 
   isCurrent(lane: DeliveryLane, ledger: PartitionLedger): boolean {
-    return this.lanes[lane].ledgers.get(ledger.partition) === ledger;
+    return this.lanes.isCurrent(lane, ledger);
   }
 
   assigned(lane: DeliveryLane, partitions: number[]): void {
-    const state = this.lanes[lane];
-    const kept = new Set(partitions);
-    for (const [partition, ledger] of state.ledgers) {
-      if (kept.has(partition)) continue;
-      state.ledgers.delete(partition);
+    for (const ledger of this.lanes.keepOnly(lane, partitions)) {
       const abandoned = this.queue.removeQueued((job) => job.ledger === ledger);
       for (const job of abandoned) {
-        if (job.probe) this.health.cancelProbe(job.delivery.destinationId);
+        if (job.probe) this.board.cancelProbe(job.delivery.destinationId);
         this.release(job);
       }
       this.options.logger.info(
-        { lane, partition, abandonedQueued: abandoned.length, stillRunning: ledger.unsettled - abandoned.length },
+        { lane, partition: ledger.partition, abandonedQueued: abandoned.length, stillRunning: ledger.unsettled - abandoned.length },
         'partition revoked; what was not committed is left to the next owner',
       );
     }
@@ -245,15 +200,13 @@ export class Dispatcher implements LaneHandler {
     const now = Date.now();
     const bytes = (message.value?.length ?? 0) + (message.key?.length ?? 0);
     ledger.read(offset);
-    const state = this.lanes[lane];
-    state.unsettled++;
-    state.unsettledBytes += bytes;
+    this.lanes.read(lane, bytes);
     const job: Job = { delivery, ledger, offset, readAt: now, queuedAt: now, probe: false, lane, bytes };
     const { destinationId } = delivery;
     // The probe may not have run yet after a block that just ended.
     if (now - this.lastProbeAt > LOOP_GAP_MS) this.blockedUntil = now;
-    const { admission: circuit, transition } = this.health.admit(destinationId, now);
-    if (transition) this.onTransition(transition, undefined);
+    const { admission: circuit, transition } = this.board.admit(destinationId, now);
+    if (transition) this.health.transition(transition, undefined);
     const backlog = this.queue.backlog(destinationId);
     const decision = admit(
       circuit,
@@ -276,15 +229,8 @@ export class Dispatcher implements LaneHandler {
   quarantine(lane: DeliveryLane, ledger: PartitionLedger, offset: bigint, message: KafkaMessage, cause: QuarantineCause): void {
     const { codec, topics, metrics, logger } = this.options;
     ledger.read(offset);
-    const { topic, message: record } = quarantineMessage(
-      codec,
-      topics,
-      'dispatcher',
-      { topic: ledger.topic, partition: ledger.partition, offset: offset.toString(), key: message.key, value: message.value, timestamp: message.timestamp },
-      cause,
-      Date.now(),
-    );
-    ledger.settle(offset, [{ topic, key: String(record.key), value: record.value as Buffer }]);
+    const poison = { topic: ledger.topic, partition: ledger.partition, offset: offset.toString(), key: message.key, value: message.value, timestamp: message.timestamp };
+    ledger.settle(offset, [quarantineOutput(codec, topics, poison, cause, Date.now())]);
     metrics.quarantined.labels(ledger.topic, cause.reason).inc();
     logger.error({ lane, topic: ledger.topic, partition: ledger.partition, offset: offset.toString(), reason: cause.reason, error: cause.error }, 'unreadable delivery record quarantined');
     this.writer.wake();
@@ -297,7 +243,6 @@ export class Dispatcher implements LaneHandler {
       this.running++;
       void this.run(started);
     }
-    this.options.metrics.inFlight.set(this.queue.inFlight);
   }
 
   private async run({ destinationId, item: job }: Started<Job>): Promise<void> {
@@ -315,7 +260,14 @@ export class Dispatcher implements LaneHandler {
     }
     if (outcome) {
       this.judge(job, outcome);
-      this.settleAttempt(job, outcome);
+      const extra: Output[] = [];
+      const { settlement, destination } = outcome;
+      if (settlement.kind === 'dead' && settlement.letter.reason === 'gone' && this.options.disableOnGone && destination?.enabled) {
+        this.options.logger.warn({ destinationId }, 'every URL answered 410 Gone: disabling the destination (DELIVERY_DISABLE_ON_GONE)');
+        extra.push(disablingRecord(this.options.codec, this.options.topics, destination, Date.now()));
+      }
+      this.settle(job, { delivery: job.delivery, lane: job.lane, ...outcome }, extra);
+      logAttempt(this.options.logger, job.delivery, job.lane, outcome);
     }
     this.pump();
     this.notify();
@@ -326,180 +278,52 @@ export class Dispatcher implements LaneHandler {
     const { destinationId } = job.delivery;
     const { verdict } = outcome;
     if (outcome.kind !== 'attempt' || !verdict) {
-      if (job.probe) this.health.cancelProbe(destinationId);
+      if (job.probe) this.board.cancelProbe(destinationId);
       return;
     }
-    const result =
-      verdict.kind === 'retry' ? ({ kind: 'failure', error: verdict.error, retryAfterMs: verdict.retryAfterMs } as const) : ({ kind: 'success' } as const);
-    const transition = this.health.recordAttempt(destinationId, result, job.probe, Date.now());
-    if (transition) this.onTransition(transition, verdict.kind === 'retry' ? verdict.error : undefined);
-  }
-
-  private onTransition({ destinationId, from, to }: Transition, lastError: string | undefined): void {
-    const { metrics, logger } = this.options;
-    metrics.circuitTransitions.labels(destinationId, to).inc();
-    metrics.circuitState.labels(destinationId).set(CIRCUIT_STATE_VALUE[to]);
-    const snapshot = this.health.snapshot(destinationId, this.backlogOf(destinationId), Date.now());
-    const context = { destinationId, from, to, openUntil: snapshot?.openUntil ? new Date(snapshot.openUntil).toISOString() : undefined, lastError };
-    if (to === 'open') logger.warn(context, 'circuit opened: deliveries are deferred without a request until it half-opens');
-    else logger.info(context, to === 'closed' ? 'circuit closed: the destination answers again' : 'circuit half-open: probing');
-    this.stageHealth(destinationId);
-    this.writer.wake();
-    if (to === 'open') {
+    const failed = verdict.kind === 'retry';
+    const result = failed ? ({ kind: 'failure', error: verdict.error, retryAfterMs: verdict.retryAfterMs } as const) : ({ kind: 'success' } as const);
+    const transition = this.board.recordAttempt(destinationId, result, job.probe, Date.now());
+    if (!transition) return;
+    this.health.transition(transition, failed ? verdict.error : undefined);
+    if (transition.to === 'open') {
       const now = Date.now();
-      for (const job of this.queue.takeQueued(destinationId)) this.defer(job, 'circuit_open', now);
+      for (const queued of this.queue.takeQueued(destinationId)) this.defer(queued, 'circuit_open', now);
     }
   }
 
   // ——— settling ———
 
   private defer(job: Job, reason: DeferReason, now: number): void {
-    const { logger, ladder } = this.options;
     const { delivery } = job;
     this.series.deferred(reason);
-    this.health.noteDeferral(delivery.destinationId, reason, now);
-    const settlement = deferral(delivery, reason, ladder, now);
-    if (logger.isLevelEnabled('debug')) {
-      logger.debug({ deliveryId: delivery.deliveryId, destinationId: delivery.destinationId, reason, result: settlement.kind === 'dead' ? 'dead' : 'deferred' }, 'delivery deferred');
+    this.board.noteDeferral(delivery.destinationId, reason, now);
+    const settlement = deferral(delivery, reason, this.options.ladder, now);
+    if (this.options.logger.isLevelEnabled('debug')) {
+      this.options.logger.debug({ deliveryId: delivery.deliveryId, destinationId: delivery.destinationId, reason, result: settlement.kind === 'dead' ? 'dead' : 'deferred' }, 'delivery deferred');
     }
-    this.settle(job, settlement, { delivery, lane: job.lane, kind: 'deferred', attempt: delivery.attempts, settlement, startedAt: now, durationMs: 0, targets: [], deferReason: reason });
+    this.settle(job, { delivery, lane: job.lane, kind: 'deferred', attempt: delivery.attempts, settlement, startedAt: now, durationMs: 0, targets: [], deferReason: reason });
   }
 
-  private settleAttempt(job: Job, outcome: AttemptOutcome): void {
-    const { logger } = this.options;
-    const { delivery } = job;
-    const { settlement } = outcome;
-    const facts: AttemptFacts = {
-      delivery,
-      lane: job.lane,
-      kind: outcome.kind,
-      attempt: outcome.attempt,
-      settlement,
-      startedAt: outcome.startedAt,
-      durationMs: outcome.durationMs,
-      targets: outcome.targets,
-    };
-    const extra: Output[] = [];
-    if (settlement.kind === 'dead' && settlement.letter.reason === 'gone' && this.options.disableOnGone && outcome.destination?.enabled) {
-      extra.push(this.disabling(outcome.destination));
-    }
-    this.settle(job, settlement, facts, extra);
-    const context = {
-      messageId: delivery.messageId,
-      deliveryId: delivery.deliveryId,
-      destinationId: delivery.destinationId,
-      lane: job.lane,
-      attempt: outcome.attempt,
-      durationMs: outcome.durationMs,
-      urls: outcome.targets.map((target) => ({ target: `webhooks[${target.index}]`, outcome: requestOutcome(target.verdict), status: target.verdict.status })),
-    };
-    switch (settlement.kind) {
-      case 'delivered':
-        logger.info({ ...context, result: 'delivered', statusClass: statusClass(settlement.status) }, 'delivered');
-        break;
-      case 'retry':
-        logger.info(
-          {
-            ...context,
-            result: 'retry',
-            statusClass: statusClass(settlement.record.delivery.lastStatus),
-            tier: settlement.record.tier,
-            dueAt: new Date(settlement.record.dueAt).toISOString(),
-            reason: settlement.record.delivery.lastError,
-          },
-          'delivery failed; retry scheduled',
-        );
-        break;
-      case 'dead':
-        logger.info(
-          { ...context, result: 'dead', statusClass: statusClass(settlement.letter.status), reason: settlement.letter.reason, error: settlement.letter.error },
-          'delivery dead-lettered',
-        );
-        break;
-    }
-    if (logger.isLevelEnabled('debug')) logger.debug({ deliveryId: delivery.deliveryId, body: delivery.body.toString('utf8') }, 'delivery body');
-  }
-
-  /**
-   * Stages the records an outcome writes in its partition's ledger: the retry record or dead
-   * letter, the attempt-log record, and `extra`. A record too large for the broker would
-   * wedge every transaction after it: the delivery goes to the quarantine instead.
-   */
-  private settle(job: Job, settlement: Settlement, facts: AttemptFacts, extra: Output[] = []): void {
-    const { codec, topics, metrics } = this.options;
-    const { delivery } = job;
+  /** Stages the records the outcome writes in its partition's ledger, for the next transaction. */
+  private settle(job: Job, facts: AttemptFacts, extra: Output[] = []): void {
+    const { codec, topics, metrics, logger, limits } = this.options;
     this.release(job);
     // Revoked meanwhile: the next owner reads it again from the committed offset.
-    if (!this.isCurrent(job.lane, job.ledger)) return;
-    const outputs: Output[] = [];
-    const key = delivery.deliveryId;
-    let result: 'delivered' | 'retry' | 'dead' | 'deferred' = facts.kind === 'deferred' && settlement.kind === 'retry' ? 'deferred' : settlement.kind;
-    if (settlement.kind === 'retry') {
-      const topic = topics.retry(settlement.record.tier);
-      outputs.push({ topic, key, value: codec.encode(topic, settlement.record) });
-    } else if (settlement.kind === 'dead') {
-      outputs.push({ topic: topics.deadLetters, key, value: codec.encode(topics.deadLetters, settlement.letter) });
+    if (!this.lanes.isCurrent(job.lane, job.ledger)) return;
+    const { ledger, offset, delivery } = job;
+    const records = outcomeRecords(codec, topics, limits.maxRecordBytes, facts, { topic: ledger.topic, partition: ledger.partition, offset, readAt: job.readAt }, extra);
+    if (records.tooLarge) {
+      metrics.quarantined.labels(ledger.topic, 'too_large').inc();
+      logger.error({ deliveryId: delivery.deliveryId, destinationId: delivery.destinationId, maxRecordBytes: limits.maxRecordBytes }, 'outcome too large to write; delivery quarantined');
     }
-    const limit = this.options.limits.maxRecordBytes - RECORD_OVERHEAD_BYTES;
-    if (outputs.some((output) => outputBytes(output) > limit)) {
-      outputs.length = 0;
-      outputs.push(this.tooLarge(job, limit));
-      result = 'dead';
-    } else {
-      switch (settlement.kind) {
-        case 'delivered':
-          metrics.deliveryLatency.observe(Math.max(0, Date.now() - delivery.receivedAt) / 1000);
-          break;
-        case 'retry':
-          if (result === 'retry') metrics.retriesScheduled.labels(settlement.record.tier).inc();
-          break;
-        case 'dead':
-          metrics.deadLetters.labels(settlement.letter.reason).inc();
-          break;
-      }
-    }
-    // Every attempt and every end goes to the delivery log; a deferral that only moves the
-    // delivery up the ladder does not (it is counted, and logged per destination): an open
-    // circuit defers each waiting delivery several times, and the log would grow with it.
-    if (facts.kind !== 'deferred' || settlement.kind === 'dead') outputs.push({ topic: topics.attempts, key, value: codec.encode(topics.attempts, attemptRecord(facts)) });
-    outputs.push(...extra);
-    this.series.settled(delivery.destinationId, result);
-    job.ledger.settle(job.offset, outputs);
+    this.series.settle(delivery.destinationId, facts.settlement, records.result, delivery.receivedAt);
+    ledger.settle(offset, records.outputs);
     this.writer.wake();
   }
 
-  private tooLarge(job: Job, limit: number): Output {
-    const { codec, topics, metrics, logger } = this.options;
-    const { delivery, ledger, offset } = job;
-    const error = `the outcome record of this delivery would exceed ${limit} bytes (KAFKA_MAX_RECORD_BYTES); the delivery was set aside`;
-    const { topic, message } = quarantineMessage(
-      codec,
-      topics,
-      'dispatcher',
-      { topic: ledger.topic, partition: ledger.partition, offset: offset.toString(), key: Buffer.from(delivery.deliveryId), value: codec.encode(topics.deliveries, delivery), timestamp: String(job.readAt) },
-      { reason: 'too_large', error },
-      Date.now(),
-    );
-    metrics.quarantined.labels(ledger.topic, 'too_large').inc();
-    logger.error({ deliveryId: delivery.deliveryId, destinationId: delivery.destinationId, limit }, 'outcome too large to write; delivery quarantined');
-    return { topic, key: String(message.key), value: message.value as Buffer };
-  }
-
-  /** The config record that disables a destination whose every URL answered 410 Gone. */
-  private disabling(destination: Destination): Output {
-    const { codec, topics, logger } = this.options;
-    logger.warn({ destinationId: destination.id }, 'every URL answered 410 Gone: disabling the destination (DELIVERY_DISABLE_ON_GONE)');
-    return {
-      topic: topics.config,
-      key: configKey('destination', destination.id),
-      value: codec.encode(topics.config, { entity: { ...destination, enabled: false }, updatedAt: Date.now() }),
-    };
-  }
-
   private release(job: Job): void {
-    const state = this.lanes[job.lane];
-    state.unsettled--;
-    state.unsettledBytes -= job.bytes;
+    this.lanes.release(job.lane, job.bytes);
     this.notify();
   }
 
@@ -507,88 +331,6 @@ export class Dispatcher implements LaneHandler {
     const listeners = this.listeners;
     this.listeners = new Set();
     for (const listener of listeners) listener();
-  }
-
-  private stagedBytes(): number {
-    let total = 0;
-    for (const lane of Object.values(this.lanes)) for (const ledger of lane.ledgers.values()) total += ledger.stagedBytes;
-    return total;
-  }
-
-  private *ownedLedgers(): Iterable<OwnedLedger> {
-    for (const lane of Object.values(this.lanes)) for (const ledger of lane.ledgers.values()) yield { ledger, groupId: lane.groupId };
-  }
-
-  // ——— health ———
-
-  private backlogOf(destinationId: string): { first: number; retry: number; running: number } {
-    const { first, retry, running } = this.queue.backlog(destinationId);
-    return { first, retry, running };
-  }
-
-  private stageHealth(destinationId: string): void {
-    const { codec, topics } = this.options;
-    const snapshot = this.health.snapshot(destinationId, this.backlogOf(destinationId), Date.now());
-    if (!snapshot) return;
-    const key = destinationHealthKey(destinationId, this.options.instanceId);
-    this.pendingHealth.set(key, { topic: topics.destinationHealth, key, value: codec.encode(topics.destinationHealth, snapshot) });
-  }
-
-  private stageHealthWithdrawal(destinationId: string): void {
-    const key = destinationHealthKey(destinationId, this.options.instanceId);
-    this.pendingHealth.set(key, { topic: this.options.topics.destinationHealth, key, value: null });
-  }
-
-  private takeHealthRecords(): Output[] {
-    if (this.pendingHealth.size === 0) return [];
-    const records = [...this.pendingHealth.values()];
-    this.pendingHealth = new Map();
-    return records;
-  }
-
-  private publishHealth(): void {
-    const now = Date.now();
-    for (const destinationId of this.health.destinations()) this.stageHealth(destinationId);
-    const forgotten = this.health.sweep(
-      now,
-      HEALTH_IDLE_MS,
-      (destinationId) => {
-        const backlog = this.queue.backlog(destinationId);
-        return backlog.first + backlog.retry + backlog.running > 0;
-      },
-      (destinationId) => this.options.config.destination(destinationId) !== undefined,
-    );
-    for (const destinationId of forgotten) {
-      this.stageHealthWithdrawal(destinationId);
-      this.series.forget(destinationId);
-    }
-    if (this.pendingHealth.size > 0) this.writer.wake();
-  }
-
-  private updateGauges(): void {
-    const { metrics } = this.options;
-    for (const destinationId of this.health.destinations()) {
-      const { first, retry, running } = this.queue.backlog(destinationId);
-      metrics.circuitState.labels(destinationId).set(CIRCUIT_STATE_VALUE[this.health.state(destinationId)]);
-      metrics.destinationBacklog.labels(destinationId, 'first').set(first);
-      metrics.destinationBacklog.labels(destinationId, 'retry').set(retry);
-      metrics.destinationInFlight.labels(destinationId).set(running);
-    }
-    for (const lane of ['first', 'retry'] as const) {
-      metrics.buffered.labels(lane).set(this.lanes[lane].unsettled);
-      metrics.bufferedBytes.labels(lane).set(this.lanes[lane].unsettledBytes);
-    }
-    metrics.stagedBytes.set(this.stagedBytes());
-    metrics.inFlight.set(this.queue.inFlight);
-  }
-
-  private logDeferrals(): void {
-    for (const counts of this.health.takeDeferralCounts()) {
-      this.options.logger.info(
-        { ...counts, circuit: this.health.state(counts.destinationId), intervalMs: DEFERRAL_LOG_INTERVAL_MS },
-        'deliveries deferred without a request',
-      );
-    }
   }
 
   /** Notes when this process's event loop was blocked: silence meanwhile says nothing about a destination. */

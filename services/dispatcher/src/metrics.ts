@@ -2,6 +2,7 @@
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { DELIVERY_LATENCY_BUCKETS, LATENCY_BUCKETS, type Metrics } from '@tributary/shared';
 import type { CircuitState } from '@tributary/schemas';
+import type { Settlement } from './next-step.js';
 
 export interface DispatcherMetrics {
   /** Receipt by ingest → first 2xx, retries included. */
@@ -146,7 +147,15 @@ export class DestinationSeries {
 
   constructor(private readonly metrics: DispatcherMetrics) {}
 
-  settled(destinationId: string, result: Result): void {
+  /** A delivery settled: its result, and the latency, retry or dead-letter series it feeds. */
+  settle(destinationId: string, settlement: Settlement, result: Result, receivedAt: number): void {
+    if (result === 'delivered') this.metrics.deliveryLatency.observe(Math.max(0, Date.now() - receivedAt) / 1000);
+    else if (result === 'retry' && settlement.kind === 'retry') this.metrics.retriesScheduled.labels(settlement.record.tier).inc();
+    else if (result === 'dead' && settlement.kind === 'dead') this.metrics.deadLetters.labels(settlement.letter.reason).inc();
+    this.settled(destinationId, result);
+  }
+
+  private settled(destinationId: string, result: Result): void {
     let total = this.settledBy.get(result);
     if (!total) this.settledBy.set(result, (total = this.metrics.settled.labels(result)));
     total.inc();

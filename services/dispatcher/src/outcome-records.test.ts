@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { topicNames } from '@tributary/schemas';
+import { testDelivery } from '@tributary/test/harness';
+import type { AttemptFacts } from './attempt-log.js';
+import { outcomeRecords, type Encoder } from './outcome-records.js';
+
+const topics = topicNames('t');
+/** Stands in for the Avro codec: the records' shapes are what is tested here, not Avro. */
+const json: Encoder = { encode: (_topic, value) => Buffer.from(JSON.stringify(value, (_key, v: unknown) => (Buffer.isBuffer(v) ? v.toString() : v))) };
+const origin = { topic: topics.deliveries, partition: 1, offset: 41n, readAt: 5 };
+
+function facts(body: Buffer, fields: Partial<AttemptFacts>): AttemptFacts {
+  const delivery = testDelivery('crm', 'm-1', { body });
+  return { delivery, lane: 'first', kind: 'attempt', attempt: 1, startedAt: 1, durationMs: 2, targets: [], settlement: { kind: 'delivered', status: 200 }, ...fields };
+}
+
+const retry = (delivery: AttemptFacts['delivery']) => ({ kind: 'retry', record: { delivery, dueAt: 10, tier: '10s' } }) as const;
+
+describe('outcomeRecords', () => {
+  it('writes the retry record and the attempt record of a failed attempt', () => {
+    const attempt = facts(Buffer.from('{}'), {});
+    const { outputs, result, tooLarge } = outcomeRecords(json, topics, 1_000_000, { ...attempt, settlement: retry(attempt.delivery) }, origin);
+    expect(outputs.map((o) => o.topic)).toEqual([topics.retry('10s'), topics.attempts]);
+    expect(outputs.every((o) => o.key === 'crm/m-1')).toBe(true);
+    expect([result, tooLarge]).toEqual(['retry', false]);
+  });
+
+  it('logs no attempt record for a deferral that only moves the delivery up the ladder, but does for one that ends it', () => {
+    const deferred = facts(Buffer.from('{}'), { kind: 'deferred', attempt: 0, deferReason: 'circuit_open' });
+    const moved = outcomeRecords(json, topics, 1_000_000, { ...deferred, settlement: retry(deferred.delivery) }, origin);
+    expect(moved.outputs.map((o) => o.topic)).toEqual([topics.retry('10s')]);
+    expect(moved.result).toBe('deferred');
+    const letter = { delivery: deferred.delivery, reason: 'expired', status: null, error: 'window', deadAt: 9 };
+    const ended = outcomeRecords(json, topics, 1_000_000, { ...deferred, settlement: { kind: 'dead', letter } }, origin);
+    expect(ended.outputs.map((o) => o.topic)).toEqual([topics.deadLetters, topics.attempts]);
+    expect(ended.result).toBe('dead');
+  });
+
+  it('quarantines the delivery instead of writing an outcome record the broker would refuse', () => {
+    const big = facts(Buffer.alloc(20_000, 'x'), {});
+    const { outputs, result, tooLarge } = outcomeRecords(json, topics, 10_000, { ...big, settlement: retry(big.delivery) }, origin);
+    expect([result, tooLarge]).toEqual(['dead', true]);
+    expect(outputs).toHaveLength(1);
+    expect(outputs[0]).toMatchObject({ topic: topics.quarantine, key: `${topics.deliveries}/1/41` });
+    const quarantined = JSON.parse(outputs[0]!.value!.toString()) as { reason: string; valueSize: number; service: string };
+    expect(quarantined).toMatchObject({ reason: 'too_large', service: 'dispatcher' });
+    expect(quarantined.valueSize).toBeGreaterThan(20_000);
+  });
+});

@@ -1,0 +1,74 @@
+/**
+ * The records a settled delivery writes, encoded: its retry record or dead letter, its
+ * delivery-log record, and whatever else the outcome brings (a config change). A record the
+ * broker would refuse for its size would wedge every transaction after it: the delivery goes
+ * to the quarantine instead, as `too_large`. Pure apart from the Avro encoding.
+ */
+import { configKey, quarantineMessage, type AvroCodec, type PoisonRecord, type QuarantineCause } from '@tributary/shared';
+import type { Destination, TopicNames } from '@tributary/schemas';
+import { attemptRecord, type AttemptFacts } from './attempt-log.js';
+import { outputBytes, type Output } from './ledger.js';
+
+/** What encodes a value for a topic (an AvroCodec). */
+export type Encoder = Pick<AvroCodec, 'encode'>;
+
+/** Headroom kept under the record size limit for the record's framing. */
+const RECORD_OVERHEAD_BYTES = 512;
+
+export type SettledResult = 'delivered' | 'retry' | 'dead' | 'deferred';
+
+export interface OutcomeRecords {
+  outputs: Output[];
+  result: SettledResult;
+  /** The outcome was too large to write and the delivery was quarantined instead. */
+  tooLarge: boolean;
+}
+
+export interface Origin {
+  topic: string;
+  partition: number;
+  offset: bigint;
+  readAt: number;
+}
+
+export function outcomeRecords(codec: Encoder, topics: TopicNames, maxRecordBytes: number, facts: AttemptFacts, origin: Origin, extra: Output[] = []): OutcomeRecords {
+  const { settlement, delivery } = facts;
+  const key = delivery.deliveryId;
+  const outputs: Output[] = [];
+  if (settlement.kind === 'retry') {
+    const topic = topics.retry(settlement.record.tier);
+    outputs.push({ topic, key, value: codec.encode(topic, settlement.record) });
+  } else if (settlement.kind === 'dead') {
+    outputs.push({ topic: topics.deadLetters, key, value: codec.encode(topics.deadLetters, settlement.letter) });
+  }
+  const limit = maxRecordBytes - RECORD_OVERHEAD_BYTES;
+  if (outputs.some((output) => outputBytes(output) > limit)) {
+    const poison: PoisonRecord = {
+      topic: origin.topic,
+      partition: origin.partition,
+      offset: origin.offset.toString(),
+      key: Buffer.from(delivery.deliveryId),
+      value: codec.encode(topics.deliveries, delivery),
+      timestamp: String(origin.readAt),
+    };
+    const cause = { reason: 'too_large', error: `the outcome record of this delivery would exceed ${limit} bytes (KAFKA_MAX_RECORD_BYTES); the delivery was set aside` } as const;
+    return { outputs: [quarantineOutput(codec, topics, poison, cause, Date.now())], result: 'dead', tooLarge: true };
+  }
+  // Every attempt and every end goes to the delivery log; a deferral that only moves the
+  // delivery up the ladder does not (it is counted, and logged per destination): an open
+  // circuit defers each waiting delivery several times, and the log would grow with it.
+  if (facts.kind !== 'deferred' || settlement.kind === 'dead') outputs.push({ topic: topics.attempts, key, value: codec.encode(topics.attempts, attemptRecord(facts)) });
+  outputs.push(...extra);
+  const result: SettledResult = facts.kind === 'deferred' && settlement.kind === 'retry' ? 'deferred' : settlement.kind;
+  return { outputs, result, tooLarge: false };
+}
+
+export function quarantineOutput(codec: Encoder, topics: TopicNames, poison: PoisonRecord, cause: QuarantineCause, now: number): Output {
+  const { topic, message } = quarantineMessage(codec, topics, 'dispatcher', poison, cause, now);
+  return { topic, key: String(message.key), value: message.value as Buffer };
+}
+
+/** The config record that disables a destination whose every URL answered 410 Gone. */
+export function disablingRecord(codec: Encoder, topics: TopicNames, destination: Destination, now: number): Output {
+  return { topic: topics.config, key: configKey('destination', destination.id), value: codec.encode(topics.config, { entity: { ...destination, enabled: false }, updatedAt: now }) };
+}
