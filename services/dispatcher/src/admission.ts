@@ -3,51 +3,49 @@
  *
  * - Its destination's circuit is open (or half-open with its probes taken): it is deferred
  *   to the retry ladder without a request — `circuit_open`.
- * - Its destination's backlog is full — a full queue (in deliveries or bytes) whose oldest
- *   delivery has waited longer than `maxQueueWaitMs`, while all of the destination's own
- *   request slots are busy — it is deferred as well, `backlog_full`: this destination is
- *   what holds its deliveries back, and keeping them would let it fill the buffer that every
- *   other destination's deliveries pass through. A burst that its slots drain quickly is
- *   not judged (its queue does not wait long); when the slots are not all busy the backlog
- *   is the dispatcher's own (all destinations share the global limit and the CPU): then
- *   nothing is deferred, and fetching waits instead, as it should for a pipeline that is
- *   simply at capacity. Nor is anything deferred for being slow while this process's event
- *   loop was blocked — answers may be waiting unread.
+ * - Its destination is hogging the lane: the lane's buffer is nearly full (fetching is about
+ *   to wait), this destination holds at least `maxDestinationShare` of what the lane has read,
+ *   and its oldest queued delivery has waited longer than `maxQueueWaitMs` — it is not keeping
+ *   up, and keeping more of its deliveries would stop the lane for every other destination
+ *   whose records sit behind them in the partitions. It is deferred as well, `backlog_full`.
+ *   Not when the dispatcher itself is the bottleneck (its event loop busy: every destination
+ *   is slow to settle then, and deferring would only add work) — then fetching waits, as it
+ *   should for a pipeline at capacity.
  * - Otherwise it is queued, as a probe when the circuit is half-open.
  */
 import type { BreakerAdmission } from './breaker.js';
 
 export interface BacklogLimits {
-  maxQueuedPerDestination: number;
-  maxQueuedBytesPerDestination: number;
-  maxInFlightPerDestination: number;
+  /** Share of a lane's buffered deliveries one destination may hold before it is judged. */
+  maxDestinationShare: number;
   maxQueueWaitMs: number;
 }
 
-export interface DestinationBacklog {
-  queued: number;
-  queuedBytes: number;
-  running: number;
-  /** When its oldest queued delivery was queued. */
-  oldestQueuedAt: number | undefined;
+/** How full a lane's buffer is (0–1, the larger of records and bytes) and the destination's share of it. */
+export interface LanePressure {
+  fill: number;
+  destinationShare: number;
 }
 
 export type DeferReason = 'circuit_open' | 'backlog_full';
 
 export type Admission = { kind: 'queue'; probe: boolean } | { kind: 'defer'; reason: DeferReason };
 
+/** A lane at least this full is about to stop reading. */
+export const NEARLY_FULL = 0.9;
+
 export function admit(
   circuit: BreakerAdmission,
-  backlog: DestinationBacklog,
-  bytes: number,
+  lane: LanePressure,
+  oldestQueuedAt: number | undefined,
   limits: BacklogLimits,
   now: number,
-  loopResponsive: boolean,
+  dispatcherBusy: boolean,
 ): Admission {
   if (circuit === 'defer') return { kind: 'defer', reason: 'circuit_open' };
   if (circuit === 'probe') return { kind: 'queue', probe: true };
-  const queueFull = backlog.queued >= limits.maxQueuedPerDestination || backlog.queuedBytes + bytes > limits.maxQueuedBytesPerDestination;
-  const waitedLong = backlog.oldestQueuedAt !== undefined && now - backlog.oldestQueuedAt > limits.maxQueueWaitMs;
-  if (queueFull && waitedLong && backlog.running >= limits.maxInFlightPerDestination && loopResponsive) return { kind: 'defer', reason: 'backlog_full' };
+  const hogging = lane.fill >= NEARLY_FULL && lane.destinationShare >= limits.maxDestinationShare;
+  const waitedLong = oldestQueuedAt !== undefined && now - oldestQueuedAt > limits.maxQueueWaitMs;
+  if (hogging && waitedLong && !dispatcherBusy) return { kind: 'defer', reason: 'backlog_full' };
   return { kind: 'queue', probe: false };
 }

@@ -30,6 +30,7 @@ import { HealthBoard } from './health-board.js';
 import { HealthPublisher } from './health-publisher.js';
 import { LaneReader, type LaneHandler } from './lane-reader.js';
 import { LANES, Lanes, type LaneLimits } from './lanes.js';
+import { LoopWatch } from './loop-watch.js';
 import type { Output, PartitionLedger } from './ledger.js';
 import { DestinationSeries, type DispatcherMetrics } from './metrics.js';
 import { deferral } from './next-step.js';
@@ -38,9 +39,6 @@ import { disablingRecord, outcomeRecords, quarantineOutput } from './outcome-rec
 import { OutcomeWriter } from './outcome-writer.js';
 import type { WebhookClient } from './webhook-client.js';
 
-/** The event loop is probed this often; a probe later than LOOP_GAP_MS means it was blocked. */
-const LOOP_PROBE_MS = 20;
-const LOOP_GAP_MS = 100;
 /** Bytes of outcome records per transaction. */
 const MAX_TRANSACTION_BYTES = 8 * 1024 * 1024;
 
@@ -92,9 +90,7 @@ export class Dispatcher implements LaneHandler {
   private readonly series: DestinationSeries;
   private listeners = new Set<() => void>();
   private running = 0;
-  private lastProbeAt = Date.now();
-  private blockedUntil = 0;
-  private loopProbe: NodeJS.Timeout | undefined;
+  private readonly loop = new LoopWatch();
 
   constructor(private readonly options: DispatcherOptions) {
     const { kafka, codec, topics, logger, readiness, groupId, metrics } = options;
@@ -137,12 +133,11 @@ export class Dispatcher implements LaneHandler {
     this.writer.start();
     await Promise.all(this.readers.map((reader) => reader.start()));
     this.health.start();
-    this.loopProbe = setInterval(() => this.probeLoop(), LOOP_PROBE_MS);
-    this.loopProbe.unref();
+    this.loop.start();
   }
 
   async stop(drainTimeoutMs: number): Promise<void> {
-    clearInterval(this.loopProbe);
+    this.loop.stop();
     for (const reader of this.readers) reader.pause();
     const abandoned = this.queue.removeQueued(() => true);
     for (const job of abandoned) this.release(job);
@@ -203,19 +198,12 @@ export class Dispatcher implements LaneHandler {
     this.lanes.read(lane, bytes);
     const job: Job = { delivery, ledger, offset, readAt: now, queuedAt: now, probe: false, lane, bytes };
     const { destinationId } = delivery;
-    // The probe may not have run yet after a block that just ended.
-    if (now - this.lastProbeAt > LOOP_GAP_MS) this.blockedUntil = now;
     const { admission: circuit, transition } = this.board.admit(destinationId, now);
     if (transition) this.health.transition(transition, undefined);
     const backlog = this.queue.backlog(destinationId);
-    const decision = admit(
-      circuit,
-      { queued: backlog.first + backlog.retry, queuedBytes: backlog.bytes, running: backlog.running, oldestQueuedAt: backlog.oldestQueuedAt },
-      bytes,
-      this.options.limits,
-      now,
-      now - this.blockedUntil > LOOP_GAP_MS,
-    );
+    const held = backlog.first + backlog.retry + backlog.running;
+    const pressure = { fill: this.lanes.fill(lane), destinationShare: held / Math.max(1, this.lanes.buffered(lane).records) };
+    const decision = admit(circuit, pressure, backlog.oldestQueuedAt, this.options.limits, now, this.loop.busy(now));
     // A destination that is gone or disabled is not deferred: its deliveries end at once (attempt.ts).
     if (decision.kind === 'defer' && this.options.config.destination(destinationId)?.enabled) {
       this.defer(job, decision.reason, now);
@@ -333,10 +321,4 @@ export class Dispatcher implements LaneHandler {
     for (const listener of listeners) listener();
   }
 
-  /** Notes when this process's event loop was blocked: silence meanwhile says nothing about a destination. */
-  private probeLoop(): void {
-    const now = Date.now();
-    if (now - this.lastProbeAt > LOOP_GAP_MS) this.blockedUntil = now;
-    this.lastProbeAt = now;
-  }
 }

@@ -81,6 +81,12 @@ export class Lanes {
     this.lanes[lane].unsettledBytes -= bytes;
   }
 
+  /** How full the lane's buffer is: the larger of its records and bytes, as a share of their bounds. */
+  fill(lane: DeliveryLane): number {
+    const state = this.lanes[lane];
+    return Math.max(state.unsettled / this.limits.maxBuffered, state.unsettledBytes / this.limits.maxBufferedBytes);
+  }
+
   buffered(lane: DeliveryLane): { records: number; bytes: number } {
     return { records: this.lanes[lane].unsettled, bytes: this.lanes[lane].unsettledBytes };
   }

@@ -71,8 +71,7 @@ await runService({
       limits: {
         maxInFlight: env.DELIVERY_MAX_IN_FLIGHT,
         maxInFlightPerDestination: env.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION,
-        maxQueuedPerDestination: env.DELIVERY_MAX_QUEUED_PER_DESTINATION,
-        maxQueuedBytesPerDestination: env.DELIVERY_MAX_QUEUED_BYTES_PER_DESTINATION,
+        maxDestinationShare: env.DELIVERY_MAX_DESTINATION_SHARE,
         maxQueueWaitMs: env.DELIVERY_MAX_QUEUE_WAIT,
         maxBuffered: env.DELIVERY_MAX_BUFFERED,
         maxBufferedBytes: env.DELIVERY_MAX_BUFFERED_BYTES,

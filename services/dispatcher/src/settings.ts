@@ -20,10 +20,11 @@ export const dispatcherEnv = {
   DELIVERY_MAX_IN_FLIGHT: envTypes.positiveInt(512),
   /** Deliveries being attempted at once for one destination (also the connections per origin). */
   DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: envTypes.positiveInt(64),
-  /** A destination's queue (both lanes) beyond which, with all its slots busy, its new deliveries are deferred. */
-  DELIVERY_MAX_QUEUED_PER_DESTINATION: envTypes.positiveInt(256),
-  DELIVERY_MAX_QUEUED_BYTES_PER_DESTINATION: envTypes.positiveInt(4 * MIB),
-  /** …and whose oldest queued delivery has waited longer than this. */
+  /**
+   * A destination holding this share of a nearly full lane, whose oldest queued delivery has
+   * waited longer than DELIVERY_MAX_QUEUE_WAIT, has its new deliveries deferred (see admission.ts).
+   */
+  DELIVERY_MAX_DESTINATION_SHARE: envTypes.ratio(0.5),
   DELIVERY_MAX_QUEUE_WAIT: envTypes.duration('1s'),
   /** Deliveries read from one lane and not yet settled; that lane's fetching waits beyond. */
   DELIVERY_MAX_BUFFERED: envTypes.positiveInt(2048),

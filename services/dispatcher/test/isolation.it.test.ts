@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metricValue, startService, uniqueNamespace, type RunningService } from '@tributary/test/harness';
+import type { Delivery } from '@tributary/schemas';
 import { wasDeferred } from '../src/next-step.js';
 import { eventually, TestPipeline, webhooksDestination } from './pipeline.js';
 import { startReceiver, type Receiver } from './receivers.js';
@@ -31,7 +32,6 @@ beforeAll(async () => {
     env: pipeline.env({
       WEBHOOK_TIMEOUT: '1s',
       DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: '2',
-      DELIVERY_MAX_QUEUED_PER_DESTINATION: '4',
       CIRCUIT_FAILURES: '3',
       CIRCUIT_OPEN: '30s',
     }),
@@ -115,5 +115,50 @@ describe('failing destinations beside a healthy one', () => {
     }, 'the returning delivery deferred again');
     expect(record!.tier).toBe('1m');
     expect(record!.delivery).toMatchObject({ attempts: 0, lastError: 'deferred: circuit open; last error: HTTP 503' });
+  });
+});
+
+describe('a slow destination with a deep backlog beside a small one', () => {
+  let slowPipeline: TestPipeline;
+  let slowDispatcher: RunningService;
+  let slowReceiver: Receiver;
+
+  beforeAll(async () => {
+    // Answers /slow in 2 s — slow, but within the answer window: its circuit stays closed.
+    slowReceiver = await startReceiver(({ path }) => (path.startsWith('/slow') ? { status: 200, afterMs: 2_000 } : 200));
+    slowPipeline = new TestPipeline(uniqueNamespace('hog'), ladder);
+    await slowPipeline.start();
+    slowDispatcher = await startService('dispatcher', {
+      env: slowPipeline.env({ DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: '2', DELIVERY_MAX_BUFFERED: '20', DELIVERY_MAX_QUEUE_WAIT: '500ms' }),
+    });
+  });
+
+  afterAll(async () => {
+    await slowDispatcher?.stop();
+    await slowPipeline?.stop();
+    await slowReceiver?.close();
+  });
+
+  it('defers the surplus of the destination hogging the lane, so the small one keeps flowing', async () => {
+    await slowPipeline.putDestination(webhooksDestination('slow', [{ url: slowReceiver.url('/slow') }]));
+    await slowPipeline.putDestination(webhooksDestination('small', [{ url: slowReceiver.url('/small') }]));
+    const slow = await slowPipeline.deliverMany(Array.from({ length: 60 }, (_, n) => ({ destinationId: 'slow', body: { event: `slow ${n}` } })));
+    const small: Delivery[] = [];
+    for (let wave = 0; wave < 4; wave++) {
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      small.push(...(await slowPipeline.deliverMany(Array.from({ length: 3 }, (_, n) => ({ destinationId: 'small', body: { event: `small ${wave}-${n}` } })))));
+    }
+    const arrived = (body: Buffer) => slowReceiver.requests.find((request) => request.body.equals(body));
+    const smallArrivals = await eventually(() => small.every((delivery) => arrived(delivery.body)) && small.map((delivery) => arrived(delivery.body)!), 'every small delivery', 15_000);
+    // Had the lane waited for the slow destination (two requests of 2 s at a time for 60
+    // deliveries: a minute), the small one's deliveries would have waited with it.
+    expect(Math.max(...smallArrivals.map((request) => request.at)) - Math.min(...smallArrivals.map((request) => request.at))).toBeLessThan(8_000);
+    const deferred = await eventually(() => {
+      const records = slow.flatMap((delivery) => slowPipeline.retriesFor(delivery.deliveryId)).filter((record) => wasDeferred(record.delivery));
+      return records.length > 0 && records;
+    }, 'the slow surplus deferred');
+    expect(deferred[0]!.delivery.lastError).toMatch(/^deferred: destination backlog full/);
+    expect(await metricValue(slowDispatcher.url, 'tributary_dispatcher_deferred_total', { reason: 'backlog_full' })).toBeGreaterThanOrEqual(deferred.length);
+    expect(await metricValue(slowDispatcher.url, 'tributary_destination_circuit_state', { destination: 'slow' })).toBe(0);
   });
 });
