@@ -9,7 +9,7 @@ import type { TargetReport } from './attempt-log.js';
 import { classifyDelivery, classifyResult, requestOutcome, statusClass, urlLabel, type DeliveryVerdict, type TargetVerdict } from './classify.js';
 import type { ConfigFreshness } from './config-freshness.js';
 import { settleOnFirstSuccess } from './first-success.js';
-import type { DispatcherMetrics } from './metrics.js';
+import type { DestinationSeries } from './metrics.js';
 import { afterAttempt, preflight, type Settlement } from './next-step.js';
 import { buildRequest } from './request.js';
 import type { WebhookClient } from './webhook-client.js';
@@ -19,7 +19,7 @@ export interface AttemptDeps {
   freshness: ConfigFreshness;
   client: WebhookClient;
   ladder: RetryLadder;
-  metrics: DispatcherMetrics;
+  series: DestinationSeries;
 }
 
 export interface AttemptOutcome {
@@ -38,7 +38,7 @@ export interface AttemptOutcome {
 }
 
 export async function attemptDelivery(deps: AttemptDeps, delivery: Delivery, readAt: number): Promise<AttemptOutcome> {
-  const { config, freshness, ladder, client, metrics } = deps;
+  const { config, freshness, ladder, client, series } = deps;
   let destination = config.destination(delivery.destinationId);
   if (!destination?.enabled) {
     // Read-your-writes before ending a delivery for its config (config-freshness.ts).
@@ -60,8 +60,7 @@ export async function attemptDelivery(deps: AttemptDeps, delivery: Delivery, rea
       const result = await client.post(delivery.destinationId, entry.url, request);
       const durationMs = performance.now() - requestStart;
       const verdict = classifyResult(result);
-      metrics.requestDuration.labels(requestOutcome(verdict)).observe(durationMs / 1000);
-      metrics.attempts.labels(verdict.class, statusClass(verdict.status)).inc();
+      series.request(requestOutcome(verdict), durationMs / 1000, verdict.class, statusClass(verdict.status));
       const response = result.kind === 'response' ? result : undefined;
       return { index, url: entry.url, target: urlLabel(entry.url, index), verdict, durationMs, body: response?.body, retryAfterMs: response?.retryAfterMs };
     }),

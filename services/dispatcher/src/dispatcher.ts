@@ -21,7 +21,7 @@ import type { Kafka, KafkaMessage } from 'kafkajs';
 import type { AvroCodec, ConfigView, Logger, QuarantineCause, Readiness, RetryLadder, TransactionalOutput } from '@tributary/shared';
 import type { Delivery, DeliveryLane, TopicNames } from '@tributary/schemas';
 import { admit, type BacklogLimits, type DeferReason } from './admission.js';
-import { attemptDelivery, type AttemptOutcome } from './attempt.js';
+import { attemptDelivery, type AttemptDeps, type AttemptOutcome } from './attempt.js';
 import type { AttemptFacts } from './attempt-log.js';
 import type { BreakerSettings } from './breaker.js';
 import type { ConfigFreshness } from './config-freshness.js';
@@ -88,6 +88,7 @@ export class Dispatcher implements LaneHandler {
   private readonly writer: OutcomeWriter;
   private readonly health: HealthPublisher;
   private readonly series: DestinationSeries;
+  private readonly attemptDeps: AttemptDeps;
   private listeners = new Set<() => void>();
   private running = 0;
   private readonly loop = new LoopWatch();
@@ -97,6 +98,7 @@ export class Dispatcher implements LaneHandler {
     this.queue = new FairQueue<Job>(options.limits);
     this.board = new HealthBoard(options.breaker, options.instanceId);
     this.series = new DestinationSeries(metrics);
+    this.attemptDeps = { config: options.config, freshness: options.freshness, client: options.client, ladder: options.ladder, series: this.series };
     const sources = { first: { topic: topics.deliveries, groupId }, retry: { topic: topics.dueRetries, groupId: `${groupId}-retries` } };
     this.lanes = new Lanes(options.limits, sources);
     this.readers = LANES.map((lane) => new LaneReader({ kafka, codec, lane, ...sources[lane], handler: this, logger, readiness }));
@@ -236,7 +238,7 @@ export class Dispatcher implements LaneHandler {
   private async run({ destinationId, item: job }: Started<Job>): Promise<void> {
     let outcome: AttemptOutcome | undefined;
     try {
-      outcome = await attemptDelivery(this.options, job.delivery, job.readAt);
+      outcome = await attemptDelivery(this.attemptDeps, job.delivery, job.readAt);
     } catch (error) {
       // Not expected (the HTTP edge reports failures as results): the delivery stays unsettled
       // and is read again by the next owner of its partition; a restart is the cure.

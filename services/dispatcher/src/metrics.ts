@@ -142,6 +142,8 @@ type CounterChild = ReturnType<Counter<string>['labels']>;
  */
 export class DestinationSeries {
   private readonly settledBy = new Map<Result, CounterChild>();
+  private readonly requestsBy = new Map<string, ReturnType<Histogram<string>['labels']>>();
+  private readonly attemptsBy = new Map<string, CounterChild>();
   private readonly deferredBy = new Map<string, CounterChild>();
   private readonly byDestination = new Map<string, Map<Result, CounterChild>>();
 
@@ -164,6 +166,17 @@ export class DestinationSeries {
     let child = own.get(result);
     if (!child) own.set(result, (child = this.metrics.destinationDeliveries.labels(destinationId, result)));
     child.inc();
+  }
+
+  /** One request to one URL: its duration by outcome, and its class and status class. */
+  request(outcome: string, seconds: number, verdictClass: string, statusClass: string): void {
+    let duration = this.requestsBy.get(outcome);
+    if (!duration) this.requestsBy.set(outcome, (duration = this.metrics.requestDuration.labels(outcome)));
+    duration.observe(seconds);
+    const key = `${verdictClass} ${statusClass}`;
+    let attempts = this.attemptsBy.get(key);
+    if (!attempts) this.attemptsBy.set(key, (attempts = this.metrics.attempts.labels(verdictClass, statusClass)));
+    attempts.inc();
   }
 
   deferred(reason: string): void {

@@ -9,6 +9,8 @@ import type { AttemptOutcome } from './attempt.js';
 import { requestOutcome, statusClass } from './classify.js';
 
 export function logAttempt(logger: Logger, delivery: Delivery, lane: DeliveryLane, outcome: AttemptOutcome): void {
+  // Building the line costs more than writing it; at warn (the benchmark's level) nothing is built.
+  if (!logger.isLevelEnabled('info')) return;
   const { settlement } = outcome;
   const context = {
     messageId: delivery.messageId,
