@@ -30,6 +30,18 @@ export interface StackEndpoints {
 export interface RunningStack extends StackEndpoints {
   startedHere: boolean;
   stop(): Promise<void>;
+  /**
+   * For fault injection, on a stack started here: stop the broker (SIGTERM, or SIGKILL with
+   * `kill`) and start it again on the same data. Undefined on a reused stack.
+   */
+  broker?: { stop(options?: { kill?: boolean }): Promise<void>; start(): Promise<void> };
+}
+
+/** Where a stack listens; the default is the one `npm start` and the tests share. */
+export interface StackPorts {
+  kafka: number;
+  controller: number;
+  registry: number;
 }
 
 export interface LocalStackOptions {
@@ -42,16 +54,21 @@ export interface LocalStackOptions {
   env?: NodeJS.ProcessEnv;
   /** Per component; default 120 s or TRIBUTARY_STACK_TIMEOUT_MS. */
   readyTimeoutMs?: number;
+  /** Other ports than the shared stack's (a private stack for fault injection); such a stack is never reused. */
+  ports?: StackPorts;
 }
 
 export const HOST = '127.0.0.1';
 export const KAFKA_PORT = 9092;
 export const CONTROLLER_PORT = 9093;
 export const REGISTRY_PORT = 8081;
-export const LOCAL_ENDPOINTS: StackEndpoints = {
-  brokers: [`${HOST}:${KAFKA_PORT}`],
-  registryUrl: `http://${HOST}:${REGISTRY_PORT}${CCOMPAT_PATH}`,
-};
+export const DEFAULT_PORTS: StackPorts = { kafka: KAFKA_PORT, controller: CONTROLLER_PORT, registry: REGISTRY_PORT };
+
+export function endpointsOf(ports: StackPorts): StackEndpoints {
+  return { brokers: [`${HOST}:${ports.kafka}`], registryUrl: `http://${HOST}:${ports.registry}${CCOMPAT_PATH}` };
+}
+
+export const LOCAL_ENDPOINTS: StackEndpoints = endpointsOf(DEFAULT_PORTS);
 
 const PID_FILE = 'stack.pid.json';
 const STATE_FILE = 'stack.json';
@@ -196,24 +213,27 @@ export async function ensureLocalStack(opts: LocalStackOptions): Promise<Running
 
   await reapStaleProcesses(opts.dataDir, log);
 
+  const ports = opts.ports ?? DEFAULT_PORTS;
+  const shared = ports === DEFAULT_PORTS;
+  const endpoints = endpointsOf(ports);
   const reuse = (): RunningStack => {
     log(`reusing the Kafka broker on ${HOST}:${KAFKA_PORT} and registry on ${HOST}:${REGISTRY_PORT} that are already running`);
     if (opts.fresh) log('using it as is: "fresh" applies only to a stack started here, so its topics and schemas stay');
     return { ...LOCAL_ENDPOINTS, startedHere: false, stop: async () => undefined };
   };
-  if (await localStackAnswers()) return reuse();
+  if (shared && (await localStackAnswers())) return reuse();
   const taken: Array<readonly [number, string]> = [];
   for (const entry of [
-    [KAFKA_PORT, 'Kafka'],
-    [CONTROLLER_PORT, 'the Kafka controller'],
-    [REGISTRY_PORT, 'the schema registry'],
+    [ports.kafka, 'Kafka'],
+    [ports.controller, 'the Kafka controller'],
+    [ports.registry, 'the schema registry'],
   ] as const) {
     if (await portInUse(HOST, entry[0])) taken.push(entry);
   }
   if (taken.length > 0) {
     // Another `npm start` or test run whose stack is still coming up (Kafka recovering a
     // large log dir can take a while): wait for it rather than fail at once.
-    if (await stackProcessRunning()) {
+    if (shared && (await stackProcessRunning())) {
       const waitMs = Math.min(timeoutMs, STARTING_STACK_WAIT_MS);
       log(`${taken.length > 1 ? 'ports' : 'port'} ${taken.map(([port]) => port).join(', ')} on ${HOST} held by a Tributary stack that does not answer yet; waiting up to ${waitMs / 1000} s for it to finish starting`);
       if (await answersWithin(waitMs)) return reuse();
@@ -242,7 +262,7 @@ export async function ensureLocalStack(opts: LocalStackOptions): Promise<Running
   await writeFile(loggingPath, logging.contents);
   await writeFile(
     join(configDir, 'server.properties'),
-    renderServerProperties({ host: HOST, port: KAFKA_PORT, controllerPort: CONTROLLER_PORT }, kafkaLogDir),
+    renderServerProperties({ host: HOST, port: ports.kafka, controllerPort: ports.controller }, kafkaLogDir),
   );
   const kafkaLogFile = join(opts.logDir, 'kafka.log');
   const registryLogFile = join(opts.logDir, 'registry.log');
@@ -290,6 +310,25 @@ export async function ensureLocalStack(opts: LocalStackOptions): Promise<Running
 
   let kafka: DetachedProcess;
   let registry: DetachedProcess;
+  const spawnKafka = (cdsFlags = kafkaCds.flags): DetachedProcess =>
+    spawnDetached({
+      name: 'kafka',
+      command: installed.java.command,
+      args: [
+        marker,
+        '-Xms256m',
+        '-Xmx512m',
+        '-Djava.awt.headless=true',
+        ...cdsFlags,
+        logging.jvmFlag(loggingPath),
+        '-cp',
+        kafkaClasspath,
+        installed.kafka.mainClass,
+        join(configDir, 'server.properties'),
+      ],
+      logFile: kafkaLogFile,
+      env,
+    });
   try {
     // The registry keeps its schemas in H2, not in Kafka, so it boots while Kafka's storage is
     // formatted and the broker starts.
@@ -304,7 +343,7 @@ export async function ensureLocalStack(opts: LocalStackOptions): Promise<Running
         // peak-throughput compiler is not worth its start-up CPU on two cores (~1 s).
         '-XX:TieredStopAtLevel=1',
         ...registryCds.flags,
-        ...registrySystemProperties({ host: HOST, port: REGISTRY_PORT, storageDir: registryDir }),
+        ...registrySystemProperties({ host: HOST, port: ports.registry, storageDir: registryDir }),
         '-jar',
         installed.apicurio.jar,
       ],
@@ -315,24 +354,7 @@ export async function ensureLocalStack(opts: LocalStackOptions): Promise<Running
     processes.push({ proc: registry, cds: registryCds, graceMs: REGISTRY_GRACE_MS });
     await recordPids();
     await formatKafkaStorage(installed, configDir, kafkaLogDir, kafkaLogFile, [logging.jvmFlag(loggingPath), ...kafkaCds.readOnlyFlags], env, log);
-    kafka = spawnDetached({
-      name: 'kafka',
-      command: installed.java.command,
-      args: [
-        marker,
-        '-Xms256m',
-        '-Xmx512m',
-        '-Djava.awt.headless=true',
-        ...kafkaCds.flags,
-        logging.jvmFlag(loggingPath),
-        '-cp',
-        kafkaClasspath,
-        installed.kafka.mainClass,
-        join(configDir, 'server.properties'),
-      ],
-      logFile: kafkaLogFile,
-      env,
-    });
+    kafka = spawnKafka();
     processes.push({ proc: kafka, cds: kafkaCds, graceMs: KAFKA_GRACE_MS });
     await recordPids();
   } catch (err) {
@@ -359,13 +381,29 @@ export async function ensureLocalStack(opts: LocalStackOptions): Promise<Running
 
   log(`starting Kafka ${installed.kafka.version} (log: ${kafkaLogFile}) and Apicurio Registry ${installed.apicurio.version} (log: ${registryLogFile})`);
   const results = await Promise.allSettled([
-    waitReady(kafka, `Kafka ${installed.kafka.version}`, () => kafkaAnswers(LOCAL_ENDPOINTS.brokers)),
-    waitReady(registry, `Apicurio Registry ${installed.apicurio.version}`, () => registryAnswers(LOCAL_ENDPOINTS.registryUrl)),
+    waitReady(kafka, `Kafka ${installed.kafka.version}`, () => kafkaAnswers(endpoints.brokers)),
+    waitReady(registry, `Apicurio Registry ${installed.apicurio.version}`, () => registryAnswers(endpoints.registryUrl)),
   ]);
   const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
   if (failures.length > 0) {
     await stop();
     throw new Error(failures.map((f) => (f instanceof Error ? f.message : String(f))).join('\n\n'));
   }
-  return { ...LOCAL_ENDPOINTS, startedHere: true, stop };
+  const kafkaEntry = () => processes.find(({ proc }) => proc.name === 'kafka')!;
+  const broker = {
+    async stop(options: { kill?: boolean } = {}): Promise<void> {
+      const { proc } = kafkaEntry();
+      if (options.kill) signalGroup(proc.pid, 'SIGKILL');
+      await stopProcess(proc.pid, { graceMs: KAFKA_GRACE_MS, exited: proc.exited });
+      log(`Kafka ${options.kill ? 'killed' : 'stopped'} (fault injection)`);
+    },
+    async start(): Promise<void> {
+      // Without the class-data archive flags: this start must not record one.
+      const entry = kafkaEntry();
+      entry.proc = spawnKafka(kafkaCds.readOnlyFlags);
+      await recordPids();
+      await waitReady(entry.proc, `Kafka ${installed.kafka.version} (restarted)`, () => kafkaAnswers(endpoints.brokers));
+    },
+  };
+  return { ...endpoints, startedHere: true, stop, broker };
 }

@@ -13,6 +13,7 @@ import { LinePrefixer, prefixesFor } from './lines.js';
 import { localDataDir, localLogDir, repoRoot } from './paths.js';
 import { commandLineHasMarker, parsePidFile, renderPidFile } from './pidfile.js';
 import { pollUntil } from './poll.js';
+import { afterExit } from './restart-policy.js';
 import { isAlive, readCommandLine, signalGroup, stopProcess, type ExitInfo } from './processes.js';
 import { ensureLocalStack, type RunningStack, type StackEndpoints } from './stack.js';
 import { localSettings, readinessUrl, serviceEnv, SERVICES, type LocalSettings, type ServiceName } from './service-env.js';
@@ -33,6 +34,7 @@ interface RunningService {
   pid: number;
   exited: Promise<ExitInfo>;
   done: boolean;
+  startedAt: number;
 }
 
 /** Services a crashed `npm start` left behind would hold the ports; stop them first. */
@@ -70,6 +72,7 @@ function spawnService(name: ServiceName, entry: string, env: NodeJS.ProcessEnv, 
     name,
     pid: child.pid,
     done: false,
+    startedAt: Date.now(),
     exited: new Promise((resolveExit) => {
       // 'close' (not 'exit'): all output has been printed by then.
       child.once('close', (code, signal) => {
@@ -217,29 +220,46 @@ async function main(): Promise<number> {
 
   const prefixes = prefixesFor([...SERVICES, 'receiver']);
   await mkdir(localDataDir, { recursive: true });
+  const recordPids = () =>
+    writeFile(SERVICES_PID_FILE, renderPidFile({ owner: process.pid, processes: services.map((s) => ({ name: s.name, pid: s.pid, marker: entries.get(s.name) ?? '' })) }));
+  const crashes = new Map<ServiceName, number>();
+  // A service ending on its own is started again, as Kubernetes would (restart-policy.ts):
+  // nothing is lost meanwhile — what it had not committed is read again — and the others go
+  // on. Only invalid settings, which no restart fixes, end the run.
+  const supervise = (index: number): void => {
+    const service = services[index]!;
+    void service.exited.then((info) => {
+      if (shuttingDown) return;
+      const decision = afterExit(info.code, Date.now() - service.startedAt, crashes.get(service.name) ?? 0);
+      const how = info.signal ?? `code ${info.code}`;
+      if (decision.kind === 'stop') {
+        say(`${service.name} exited (${how}): ${decision.reason}; shutting everything down`);
+        void shutdown(1).then((code) => process.exit(code));
+        return;
+      }
+      crashes.set(service.name, decision.crashesInARow);
+      say(`${service.name} exited unexpectedly (${how}); restarting it in ${formatSeconds(decision.delayMs)} (crash ${decision.crashesInARow} in a row)`);
+      setTimeout(() => {
+        if (shuttingDown) return;
+        const entry = entries.get(service.name) ?? '';
+        services[index] = spawnService(service.name, entry, serviceEnv(service.name, process.env, stack!, settings), prefixes.get(service.name) ?? `[${service.name}] `);
+        void recordPids();
+        supervise(index);
+      }, decision.delayMs);
+    });
+  };
   for (const name of SERVICES) {
     const entry = entries.get(name) ?? '';
     services.push(spawnService(name, entry, serviceEnv(name, process.env, stack, settings), prefixes.get(name) ?? `[${name}] `));
   }
-  await writeFile(
-    SERVICES_PID_FILE,
-    renderPidFile({ owner: process.pid, processes: services.map((s) => ({ name: s.name, pid: s.pid, marker: entries.get(s.name) ?? '' })) }),
-  );
-
-  // Any service ending on its own (crash, bad config) ends the whole run: a pipeline with a
-  // hole in it would silently drop deliveries.
-  const firstExit = Promise.race(services.map((s) => s.exited.then((info) => ({ service: s, info }))));
-  void firstExit.then(({ service, info }) => {
-    if (shuttingDown) return;
-    say(`${service.name} exited unexpectedly (${info.signal ?? `code ${info.code}`}); shutting everything down`);
-    void shutdown(1).then((code) => process.exit(code));
-  });
+  await recordPids();
+  services.forEach((_service, index) => supervise(index));
 
   const notReady = await waitForServices(services, settings);
   if (shuttingDown) return shuttingDown;
   if (notReady.length > 0) say(`not ready yet (still starting?): ${notReady.join(', ')}`);
   out(banner(stack, settings, receiver));
-  // From here on, signals or a service exit end the process.
+  // From here on, signals (or invalid settings) end the process.
   return new Promise<number>(() => undefined);
 }
 

@@ -339,6 +339,38 @@ describe('diffConfig', () => {
   });
 });
 
+describe('write-only credentials', () => {
+  const withKey = storedDestination({
+    settings: { sharedSecret: null, standardWebhooksSecret: null, webhooks: [{ url: 'https://hooks.example.com/segment', headers: { Authorization: 'Bearer live_1234', 'X-Team': 'growth' } }] },
+  });
+
+  it('refuses a webhook URL that carries user:password, without echoing it', () => {
+    const issues = issuesOf(() => parseDestination(destination({}, { webhooks: [{ url: 'https://alice:hunter2@hooks.example.com/segment' }] })));
+    expect(issues).toEqual([{ path: 'settings.webhooks[0].url', message: expect.stringContaining('must not carry credentials') as unknown as string }]);
+    expect(JSON.stringify(issues)).not.toContain('hunter2');
+  });
+
+  it('shows static header names but never their values', () => {
+    const redacted = redactDestination(withKey);
+    expect(redacted.settings.webhooks).toEqual([{ url: 'https://hooks.example.com/segment', headers: { Authorization: REDACTED_SECRET, 'X-Team': REDACTED_SECRET } }]);
+    expect(JSON.stringify(redacted)).not.toContain('live_1234');
+  });
+
+  it('keeps the stored value of a header sent back redacted, and takes a new value as given', () => {
+    const applied = parseDestination(
+      destination({}, { webhooks: [{ url: 'https://hooks.example.com/segment', headers: { authorization: REDACTED_SECRET, 'X-Team': 'data' } }] }),
+      '',
+      withKey,
+    );
+    expect(applied.settings.webhooks[0]!.headers).toEqual({ authorization: 'Bearer live_1234', 'X-Team': 'data' });
+  });
+
+  it('refuses a redacted header value with nothing stored for it', () => {
+    const issues = issuesOf(() => parseDestination(destination({}, { webhooks: [{ url: 'https://other.example.com/', headers: { 'X-Key': REDACTED_SECRET } }] }), '', storedDestination()));
+    expect(issues[0]).toMatchObject({ path: 'settings.webhooks[0].headers.X-Key' });
+  });
+});
+
 describe('helpers', () => {
   it('redacts secrets that are set and shows null for those that are not', () => {
     const withSecret = storedDestination({ settings: { sharedSecret: 's3cret', standardWebhooksSecret: 'whsec_c2VjcmV0', webhooks: [] } });

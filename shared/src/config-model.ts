@@ -69,6 +69,16 @@ const webhookUrl = z.string({ error: expected('a string') }).superRefine((text, 
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     ctx.addIssue({ code: 'custom', message: `"${text}" must use http or https, not ${url.protocol.replace(':', '')}` });
   }
+  // Credentials in a URL would be shown by every read of the config; as a static header
+  // they are write-only like the shared secret. (The URL itself is never echoed here.)
+  if (url.username !== '' || url.password !== '') {
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        'must not carry credentials (user:password@host): send them as a static header instead, e.g. ' +
+        '"Authorization": "Basic <base64 of user:password>", whose value the admin API never shows',
+    });
+  }
 });
 
 const headers = z
@@ -242,6 +252,27 @@ export function parseDestination(input: unknown, prefix = '', existing?: Destina
     }
     return stored ?? null;
   };
+  // Static header values are write-only too: the marker keeps the value stored for the same
+  // header of the same URL (or, for a URL that changed, of the entry at the same position).
+  const storedHeaders = (url: string, index: number): Record<string, string> | undefined =>
+    (existing?.settings.webhooks.find((entry) => entry.url === url) ?? existing?.settings.webhooks[index])?.headers;
+  const webhooks = settings.webhooks.map((entry, index) => {
+    const headers: Record<string, string> = {};
+    for (const [header, value] of Object.entries(entry.headers)) {
+      if (value !== REDACTED_SECRET) {
+        headers[header] = value;
+        continue;
+      }
+      const stored = Object.entries(storedHeaders(entry.url, index) ?? {}).find(([name]) => name.toLowerCase() === header.toLowerCase())?.[1];
+      if (stored === undefined) {
+        issues.push({
+          path: formatPath(prefix, ['settings', 'webhooks', index, 'headers', header]),
+          message: `is "${REDACTED_SECRET}" (what reads show) but no value is stored for this header; give the value itself`,
+        });
+      } else headers[header] = stored;
+    }
+    return { url: entry.url, headers };
+  });
   const destination: Destination = {
     id: destinationId,
     name: name ?? destinationId,
@@ -251,7 +282,7 @@ export function parseDestination(input: unknown, prefix = '', existing?: Destina
     settings: {
       sharedSecret: keep('sharedSecret'),
       standardWebhooksSecret: keep('standardWebhooksSecret'),
-      webhooks: settings.webhooks,
+      webhooks,
     },
   };
   if (issues.length > 0) throw new ConfigValidationError(issues);
@@ -357,15 +388,19 @@ export function destinationsUsing(state: ConfigState, sourceId: string): string[
   return state.destinations.filter((destination) => destination.sources.includes(sourceId)).map((destination) => destination.id).sort();
 }
 
-/** What a read returns: secrets replaced by a marker that says whether one is set. */
+/**
+ * What a read returns: secrets and static header values (often credentials: API keys,
+ * `Authorization`) replaced by a marker that says one is set. Header names stay visible.
+ */
 export function redactDestination(destination: Destination): Destination {
-  const { sharedSecret, standardWebhooksSecret } = destination.settings;
+  const { sharedSecret, standardWebhooksSecret, webhooks } = destination.settings;
   return {
     ...destination,
     settings: {
       ...destination.settings,
       sharedSecret: sharedSecret ? REDACTED_SECRET : null,
       standardWebhooksSecret: standardWebhooksSecret ? REDACTED_SECRET : null,
+      webhooks: webhooks.map((entry) => ({ url: entry.url, headers: Object.fromEntries(Object.keys(entry.headers).map((name) => [name, REDACTED_SECRET])) })),
     },
   };
 }

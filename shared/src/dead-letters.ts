@@ -24,9 +24,10 @@ import type { Kafka, Transaction } from 'kafkajs';
 import type { DeadLetter, DeadLetterReason, DeadLetterReplay, Delivery, TopicNames } from '@tributary/schemas';
 import type { AvroCodec } from './avro.js';
 import { parseDuration } from './duration.js';
-import { createConsumer, createProducer, withAdmin } from './kafka.js';
+import { createProducer } from './kafka.js';
 import type { Logger } from './logger.js';
 import { CompactedTopicReader } from './table.js';
+import { KeepNewest, scanTopic, withTimeout } from './topic-scan.js';
 import { sendInChunks } from './transactions.js';
 
 /** Every reason a delivery is dead-lettered for; typed so that a new reason must be described here. */
@@ -138,29 +139,10 @@ export function newestFirst(a: StoredDeadLetter, b: StoredDeadLetter): number {
   return x === y ? 0 : x < y ? 1 : -1;
 }
 
-/** Keeps the `limit` newest of what it is given, without holding the rest. */
-export class NewestDeadLetters {
-  private readonly kept: StoredDeadLetter[] = [];
-  private seen = 0;
-
-  constructor(private readonly limit: number) {}
-
-  add(stored: StoredDeadLetter): void {
-    this.seen++;
-    if (this.limit <= 0) return;
-    if (this.kept.length === this.limit && newestFirst(stored, this.kept[this.kept.length - 1]!) >= 0) return;
-    let index = this.kept.length;
-    while (index > 0 && newestFirst(stored, this.kept[index - 1]!) < 0) index--;
-    this.kept.splice(index, 0, stored);
-    if (this.kept.length > this.limit) this.kept.pop();
-  }
-
-  get matched(): number {
-    return this.seen;
-  }
-
-  newest(): StoredDeadLetter[] {
-    return [...this.kept];
+/** Keeps the `limit` newest dead letters of what it is given, without holding the rest. */
+export class NewestDeadLetters extends KeepNewest<StoredDeadLetter> {
+  constructor(limit: number) {
+    super(limit, newestFirst);
   }
 }
 
@@ -197,12 +179,7 @@ export function parseTime(text: string, now: number): number {
 // Kafka edge
 
 /** A read of the dead-letter or marker topic did not reach the end offsets in time. */
-export class DeadLetterReadTimeout extends Error {
-  constructor(what: string, timeoutMs: number) {
-    super(`${what} did not finish within ${timeoutMs / 1000} s`);
-    this.name = 'DeadLetterReadTimeout';
-  }
-}
+export { TopicReadTimeout as DeadLetterReadTimeout } from './topic-scan.js';
 
 /** Another replay registered the replay id while this one ran; nothing of this one was committed. */
 export class ReplayInterrupted extends Error {
@@ -310,70 +287,20 @@ export class DeadLetterStore {
    */
   private async scan(filter: DeadLetterFilter, onMatch: (stored: StoredDeadLetter) => void): Promise<void> {
     const { kafka, codec, topics, logger } = this.options;
-    const topic = topics.deadLetters;
-    const ranges = await withAdmin(kafka, async (admin) => {
-      const ends = await admin.fetchTopicOffsets(topic);
-      const starts = filter.since === undefined ? undefined : await admin.fetchTopicOffsetsByTimestamp(topic, filter.since);
-      const result = new Map<number, { from: bigint; end: bigint }>();
-      for (const { partition, high, low } of ends) {
-        const start = starts?.find((entry) => entry.partition === partition)?.offset ?? low;
-        const from = BigInt(start) > BigInt(low) ? BigInt(start) : BigInt(low);
-        if (from < BigInt(high)) result.set(partition, { from, end: BigInt(high) });
-      }
-      return result;
-    });
-    if (ranges.size === 0) return;
-
-    const consumer = createConsumer(kafka, `${topics.namespace}-dlq-reader-${randomUUID()}`, { readUncommitted: false });
-    const unfinished = new Set(ranges.keys());
-    let finish = (): void => undefined;
-    let fail = (_error: unknown): void => undefined;
-    const done = new Promise<void>((resolve, reject) => {
-      finish = resolve;
-      fail = reject;
-    });
-    // Progress comes from batch ends: the last offset of a transactionally written
-    // partition is a commit marker that no message callback sees.
-    consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
-      const range = ranges.get(payload.partition);
-      if (payload.topic !== topic || !range) return;
-      if (BigInt(payload.lastOffset) >= range.end - 1n) unfinished.delete(payload.partition);
-      if (unfinished.size === 0) finish();
-    });
-    await consumer.connect();
-    try {
-      await consumer.subscribe({ topic, fromBeginning: true });
-      await consumer.run({
-        autoCommit: false,
-        eachBatch: async ({ batch }) => {
-          const range = ranges.get(batch.partition);
-          if (!range) return;
-          for (const message of batch.messages) {
-            const offset = BigInt(message.offset);
-            if (offset < range.from || offset >= range.end) continue;
-            let letter: DeadLetter;
-            try {
-              if (!message.value || message.value.length === 0) throw new Error('empty record value');
-              letter = await codec.decode<DeadLetter>('dlq', message.value);
-            } catch (error) {
-              // Without Avro framing a record can never be read; anything else (the
-              // registry unreachable) fails the whole read rather than leave a silent gap.
-              if (message.value && message.value.length > 0 && !(error instanceof Error && /Confluent-framed/.test(error.message))) {
-                fail(error);
-                return;
-              }
-              logger.warn({ topic, partition: batch.partition, offset: message.offset }, 'unreadable dead letter skipped');
-              continue;
-            }
-            if (matchesFilter(letter, filter)) onMatch({ partition: batch.partition, offset: message.offset, letter });
-          }
-        },
-      });
-      for (const [partition, { from }] of ranges) consumer.seek({ topic, partition, offset: from.toString() });
-      await withTimeout(done, this.readTimeoutMs, `reading ${topic}`);
-    } finally {
-      await consumer.disconnect();
-    }
+    await scanTopic<DeadLetter>(
+      {
+        kafka,
+        topic: topics.deadLetters,
+        groupId: `${topics.namespace}-dlq-reader-${randomUUID()}`,
+        since: filter.since,
+        timeoutMs: this.readTimeoutMs,
+        logger,
+        decode: (value) => codec.decode<DeadLetter>('dlq', value),
+      },
+      ({ partition, offset, value: letter }) => {
+        if (matchesFilter(letter, filter)) onMatch({ partition, offset, letter });
+      },
+    );
   }
 }
 
@@ -385,13 +312,4 @@ function wasFenced(error: unknown): boolean {
     current = cause ?? originalError;
   }
   return false;
-}
-
-
-function withTimeout<T>(work: Promise<T>, timeoutMs: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new DeadLetterReadTimeout(what, timeoutMs)), timeoutMs);
-  });
-  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }

@@ -32,12 +32,18 @@ export interface HttpServerOptions {
   readiness: Readiness;
   /** Largest request body accepted, in bytes (Fastify rejects larger with 413). */
   bodyLimit?: number;
+  /**
+   * Client timeouts: a whole request (headers and body), its headers, an idle keep-alive
+   * connection. A client trickling a body byte by byte is cut off after `requestMs`.
+   */
+  timeouts?: { requestMs: number; headersMs: number; keepAliveMs: number };
 }
 
 export type HttpServer = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger>;
 
-export function createHttpServer({ logger, metrics, readiness, bodyLimit }: HttpServerOptions): HttpServer {
+export function createHttpServer({ logger, metrics, readiness, bodyLimit, timeouts }: HttpServerOptions): HttpServer {
   const app = Fastify({
+    ...(timeouts ? { requestTimeout: timeouts.requestMs, keepAliveTimeout: timeouts.keepAliveMs } : {}),
     loggerInstance: logger.child({ component: 'http' }) as FastifyBaseLogger,
     // Per-request log lines would dominate the log at ingest rates; services log outcomes.
     logController: new LogController({ disableRequestLogging: true }),
@@ -45,6 +51,13 @@ export function createHttpServer({ logger, metrics, readiness, bodyLimit }: Http
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });
+  // Node checks request and header timeouts on this interval (30 s by default): too coarse
+  // for a bound of a few seconds.
+  if (timeouts) {
+    app.server.headersTimeout = Math.min(timeouts.headersMs, timeouts.requestMs);
+    app.server.requestTimeout = timeouts.requestMs;
+    (app.server as { connectionsCheckingInterval?: number }).connectionsCheckingInterval = Math.min(1_000, timeouts.headersMs);
+  }
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: `no route for ${request.method} ${request.url.split('?')[0]}`, code: 'not_found' }),
   );

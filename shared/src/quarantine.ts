@@ -10,7 +10,8 @@
  */
 import { quarantineKey, type QuarantinedRecord, type TopicNames } from '@tributary/schemas';
 import type { Message } from 'kafkajs';
-import { AvroDecodeError, type AvroCodec } from './avro.js';
+import { Counter, type Registry } from 'prom-client';
+import { AvroDecodeError, type AvroCodec, type UndecodableReason } from './avro.js';
 
 /**
  * The original value is kept up to this many bytes: enough to see what a producer wrote,
@@ -19,16 +20,22 @@ import { AvroDecodeError, type AvroCodec } from './avro.js';
  */
 export const QUARANTINE_VALUE_BYTES_KEPT = 64 * 1024;
 
-export type QuarantineReason =
-  | 'not_framed'
-  | 'unknown_schema'
-  | 'incompatible_schema'
-  | 'undecodable'
-  | 'invalid'
-  | 'too_deep'
-  | 'too_large'
-  | 'unrenderable'
-  | 'unwritable';
+export const QUARANTINE_REASONS = [
+  'not_framed',
+  'unknown_schema',
+  'incompatible_schema',
+  'undecodable',
+  'missing_field',
+  'invalid_id',
+  'invalid_timestamp',
+  'invalid_json',
+  'too_deep',
+  'too_large',
+  'unrenderable',
+] as const satisfies readonly string[];
+
+/** Why a record was quarantined: a decode failure (UndecodableReason), or what a service found wrong with it. */
+export type QuarantineReason = (typeof QUARANTINE_REASONS)[number];
 
 /** What a consume loop knows about the record it gives up on. */
 export interface PoisonRecord {
@@ -82,7 +89,17 @@ export function quarantineMessage(
  * decoded; undefined when it may pass on a later try (the registry unreachable), in which
  * case the caller must retry rather than quarantine.
  */
-export function undecodableCause(error: unknown): QuarantineCause | undefined {
+export function undecodableCause(error: unknown): { reason: UndecodableReason; error: string } | undefined {
   if (error instanceof AvroDecodeError) return { reason: error.reason, error: error.message };
   return undefined;
+}
+
+/** `tributary_quarantined_total{topic,reason}`: the one series every service counts its quarantined records in. */
+export function createQuarantineCounter(registry: Registry): Counter<'topic' | 'reason'> {
+  return new Counter({
+    name: 'tributary_quarantined_total',
+    help: 'Records set aside on the quarantine topic, by the topic they came from and why',
+    labelNames: ['topic', 'reason'],
+    registers: [registry],
+  });
 }

@@ -10,9 +10,18 @@
  * End offsets are read with read_committed, so an open transaction is not waited for.
  */
 import { randomUUID } from 'node:crypto';
-import type { Consumer, Kafka } from 'kafkajs';
-import { createConsumer } from './kafka.js';
+import type { Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from './logger.js';
+import { undecodableCause } from './quarantine.js';
+import { SupervisedConsumer } from './supervised-consumer.js';
+
+/** A `decode` function throws this for a value that decoded but can never be used: it is skipped, not retried. */
+export class TableRecordInvalid extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TableRecordInvalid';
+  }
+}
 
 export type TableListener<V> = (key: string, value: V | undefined, previous: V | undefined) => void;
 
@@ -20,7 +29,10 @@ export interface TableOptions<V> {
   kafka: Kafka;
   topic: string;
   logger: Logger;
-  /** Turns a record value into V; throws on a value it cannot read (the record is skipped and logged). */
+  /**
+   * Turns a record value into V. Throws AvroDecodeError (or TableRecordInvalid) for a value it
+   * can never read — skipped and logged — and anything else for a failure worth retrying.
+   */
   decode(value: Buffer): Promise<V>;
   groupPrefix?: string;
   /**
@@ -36,7 +48,7 @@ export class CompactedTopicReader<V> {
   private readonly listeners = new Set<TableListener<V>>();
   private readonly applied = new Map<number, bigint>();
   private readonly waiters: Array<{ partition: number; offset: bigint; resolve: () => void }> = [];
-  private consumer: Consumer | undefined;
+  private consumer: SupervisedConsumer | undefined;
   private targets = new Map<number, bigint>();
   private caughtUp = false;
   private onCaughtUp: (() => void) | undefined;
@@ -76,47 +88,62 @@ export class CompactedTopicReader<V> {
     this.checkCaughtUp();
 
     const groupId = `${this.options.groupPrefix ?? 'tributary'}.table.${topic}.${randomUUID()}`;
-    // A fetch with no data waits up to 500 ms, not the services' 50 ms: these topics are
-    // quiet nearly always, and a new record ends the wait at once, so the longer wait costs
-    // no latency but cuts an idle reader's fetches tenfold (test/bench/ANALYSIS.md).
-    const consumer = createConsumer(kafka, groupId, { sessionTimeout: 10_000, heartbeatInterval: 1_000, maxWaitTimeInMs: 500 });
-    this.consumer = consumer;
-    // Progress comes from batch-end events rather than messages, because a batch of only
-    // transaction control records carries no message but still moves the position.
-    consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
-      if (payload.topic === topic) this.advance(payload.partition, BigInt(payload.lastOffset));
-    });
-    await consumer.connect();
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      eachBatch: async ({ batch }) => {
-        for (const message of batch.messages) {
-          const key = message.key?.toString('utf8');
-          if (key === undefined) {
-            logger.warn({ topic, offset: message.offset }, 'record without key ignored');
-            continue;
-          }
-          let value: V | undefined;
-          if (message.value !== null && message.value.length > 0) {
-            try {
-              value = await this.options.decode(message.value);
-            } catch (error) {
-              logger.error({ err: error, topic, key, offset: message.offset }, 'unreadable record skipped');
-              continue;
-            }
-          }
-          this.apply(key, value);
-        }
+    this.consumer = new SupervisedConsumer({
+      kafka,
+      groupId,
+      // A fetch with no data waits up to 500 ms, not the services' 50 ms: these topics are
+      // quiet nearly always, and a new record ends the wait at once, so the longer wait costs
+      // no latency but cuts an idle reader's fetches tenfold (test/bench/ANALYSIS.md).
+      config: { sessionTimeout: 10_000, heartbeatInterval: 1_000, maxWaitTimeInMs: 500 },
+      logger,
+      name: `table ${topic}`,
+      setup: async (consumer) => {
+        // Progress comes from batch-end events rather than messages, because a batch of only
+        // transaction control records carries no message but still moves the position.
+        consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+          if (payload.topic === topic) this.advance(payload.partition, BigInt(payload.lastOffset));
+        });
+        // The group never commits, so a replacement reads the topic again from the start:
+        // re-applying records is harmless, and nothing written meanwhile is missed.
+        await consumer.subscribe({ topic, fromBeginning: true });
+        await consumer.run({ autoCommit: false, eachBatch: async ({ batch }) => this.applyBatch(batch.messages) });
       },
     });
+    await this.consumer.start();
     await caughtUp;
     logger.info({ topic, entries: this.options.materialize === false ? undefined : this.state.size }, 'table caught up');
   }
 
   async stop(): Promise<void> {
-    await this.consumer?.disconnect();
+    await this.consumer?.stop();
     this.consumer = undefined;
+  }
+
+  /**
+   * Applies a batch. A record that can never be decoded is logged and skipped (it must not
+   * stop a service from starting); one that may decode later (the registry unreachable)
+   * fails the batch, which kafkajs fetches again — skipping it would lose a config change.
+   */
+  private async applyBatch(messages: KafkaMessage[]): Promise<void> {
+    const { topic, logger } = this.options;
+    for (const message of messages) {
+      const key = message.key?.toString('utf8');
+      if (key === undefined) {
+        logger.warn({ topic, offset: message.offset }, 'record without key ignored');
+        continue;
+      }
+      let value: V | undefined;
+      if (message.value !== null && message.value.length > 0) {
+        try {
+          value = await this.options.decode(message.value);
+        } catch (error) {
+          if (!undecodableCause(error) && !(error instanceof TableRecordInvalid)) throw error;
+          logger.error({ err: error, topic, key, offset: message.offset }, 'unreadable record skipped');
+          continue;
+        }
+      }
+      this.apply(key, value);
+    }
   }
 
   /**

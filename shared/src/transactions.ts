@@ -15,6 +15,7 @@
 import type { Kafka, Message, Producer, Transaction } from 'kafkajs';
 import { createProducer, withAdmin } from './kafka.js';
 import type { Logger } from './logger.js';
+import { untilSuccess } from './patience.js';
 
 /**
  * The transaction may or may not have committed: its commit failed and so did the abort.
@@ -99,8 +100,9 @@ export class TransactionalOutput {
 
   constructor(private readonly options: TransactionalOutputOptions) {}
 
-  async start(): Promise<void> {
-    this.producer = await this.connect();
+  /** Registers the producer, waiting for the broker if it is away (`signal` ends the wait). */
+  async start(signal?: AbortSignal): Promise<void> {
+    this.producer = await untilSuccess(() => this.connect(), { logger: this.options.logger, doing: `registering ${this.options.transactionalId}`, signal });
   }
 
   /**
@@ -111,7 +113,12 @@ export class TransactionalOutput {
     await this.registered();
   }
 
+  private stopped = false;
+  private stopReconnecting: (() => void) | undefined;
+
   async stop(): Promise<void> {
+    this.stopped = true;
+    this.stopReconnecting?.();
     const producer = this.producer;
     this.producer = undefined;
     this.options.onUsable?.(false);
@@ -156,7 +163,10 @@ export class TransactionalOutput {
   }
 
   private async registered(): Promise<Producer> {
-    this.producer ??= await this.connect();
+    if (this.producer) return this.producer;
+    // Two registrations at once would fence each other: fail fast while one is under way.
+    if (this.reconnecting) throw new Error(`the transactional producer ${this.options.transactionalId} is reconnecting`);
+    this.producer = await this.connect();
     return this.producer;
   }
 
@@ -180,11 +190,32 @@ export class TransactionalOutput {
     this.producer = undefined;
     this.options.onUsable?.(false);
     await broken?.disconnect().catch((error: unknown) => this.options.logger.warn({ err: error }, 'disconnecting the failed producer'));
-    // If this fails too (the broker is away), the next run() connects again.
     this.producer = await this.connect().catch((error: unknown) => {
-      this.options.logger.error({ err: error }, 'could not replace the transactional producer');
+      this.options.logger.error({ err: error }, 'could not replace the transactional producer; reconnecting in the background');
+      // The next run() would connect too — but a caller that waits for readiness (ingest
+      // answers 503 while the producer is unusable) never calls it: keep trying here.
+      this.reconnectInBackground();
       return undefined;
     });
+  }
+
+  private reconnecting: Promise<void> | undefined;
+
+  private reconnectInBackground(): void {
+    if (this.reconnecting || this.stopped) return;
+    const abort = new AbortController();
+    this.stopReconnecting = () => abort.abort();
+    this.reconnecting = untilSuccess(
+      async () => {
+        if (this.producer) return;
+        this.producer = await this.connect();
+      },
+      { logger: this.options.logger, doing: `reconnecting ${this.options.transactionalId}`, signal: abort.signal },
+    )
+      .catch(() => undefined)
+      .finally(() => {
+        this.reconnecting = undefined;
+      });
   }
 }
 

@@ -8,12 +8,13 @@ import type { CommandModule } from './command.js';
 import { configCommands } from './commands/config.js';
 import { destinationCommands } from './commands/destinations.js';
 import { dlqCommands } from './commands/dlq.js';
+import { quarantineCommands } from './commands/quarantine.js';
 import { CliError, EXIT_FAILED, EXIT_OK } from './errors.js';
 import { formatIssues } from './format.js';
 import { DEFAULT_URL, resolveSettings, type GlobalOptions } from './settings.js';
 
 /** Every command group; a new group is one more module here. */
-export const COMMANDS: readonly CommandModule[] = [configCommands, dlqCommands, destinationCommands];
+export const COMMANDS: readonly CommandModule[] = [configCommands, dlqCommands, destinationCommands, quarantineCommands];
 
 export interface CliIo {
   env: Record<string, string | undefined>;

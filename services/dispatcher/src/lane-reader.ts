@@ -15,12 +15,13 @@
  * - Rebalance: the dispatcher is told the new assignment and drops the ledgers of partitions
  *   no longer owned; records of a partition kept across it are re-fetched from the committed
  *   offset, and those already read are skipped.
- * - A consumer that kafkajs will not restart itself is replaced, with backoff, for as long as
- *   it takes (a broker outage): the lane is unready meanwhile, the process does not exit.
+ * - A consumer that kafkajs will not restart itself is replaced (shared SupervisedConsumer),
+ *   with backoff, for as long as it takes (a broker outage): the lane is unready meanwhile,
+ *   the process does not exit.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
-import { BatchFailed, createConsumer, undecodableCause, type AvroCodec, type Logger, type QuarantineCause, type Readiness } from '@tributary/shared';
+import type { EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import { BatchFailed, SupervisedConsumer, undecodableCause, type AvroCodec, type Logger, type QuarantineCause, type Readiness } from '@tributary/shared';
 import type { Delivery, DeliveryLane } from '@tributary/schemas';
 import type { PartitionLedger } from './ledger.js';
 
@@ -34,7 +35,6 @@ const MAX_SLICE_MS = 5;
 const WAIT_TICK_MS = 100;
 /** kafkajs hands batches of this many partitions to `eachBatch` at once. */
 const PARTITIONS_CONSUMED_CONCURRENTLY = 8;
-const MAX_RESTART_BACKOFF_MS = 30_000;
 
 export interface LaneHandler {
   hasRoom(lane: DeliveryLane): boolean;
@@ -60,77 +60,47 @@ export interface LaneReaderOptions {
 }
 
 export class LaneReader {
-  private consumer: Consumer | undefined;
+  private consumer: SupervisedConsumer | undefined;
   private stopping = false;
-  private restarts = 0;
-  private readonly check: string;
 
-  constructor(private readonly options: LaneReaderOptions) {
-    this.check = `${options.lane} lane`;
-  }
+  constructor(private readonly options: LaneReaderOptions) {}
 
   async start(): Promise<void> {
-    this.options.readiness.set(this.check, false);
-    await this.run();
+    const { kafka, topic, groupId, lane, handler, logger, readiness } = this.options;
+    this.consumer = new SupervisedConsumer({
+      kafka,
+      groupId,
+      logger,
+      name: `${lane} lane`,
+      readiness,
+      // What the crashed consumer read stays unsettled or staged; the new one starts from the
+      // committed offsets, so the lane's ledgers start afresh.
+      onReplace: () => handler.assigned(lane, []),
+      setup: async (consumer) => {
+        consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => handler.assigned(lane, payload.memberAssignment[topic] ?? []));
+        // A new group starts at the beginning: deliveries written before the first start are still due.
+        await consumer.subscribe({ topic, fromBeginning: true });
+        await consumer.run({
+          autoCommit: false,
+          eachBatchAutoResolve: false,
+          partitionsConsumedConcurrently: PARTITIONS_CONSUMED_CONCURRENTLY,
+          eachBatch: (payload) => this.onBatch(payload),
+        });
+      },
+    });
+    await this.consumer.start();
   }
 
   /** Stops fetching; what was read stays with the dispatcher. */
   pause(): void {
     this.stopping = true;
-    this.consumer?.pause([{ topic: this.options.topic }]);
+    this.consumer?.current?.pause([{ topic: this.options.topic }]);
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
-    await this.consumer?.disconnect();
+    await this.consumer?.stop();
     this.consumer = undefined;
-  }
-
-  private async run(): Promise<void> {
-    const { kafka, topic, groupId, lane, handler, logger, readiness } = this.options;
-    const consumer = createConsumer(kafka, groupId);
-    this.consumer = consumer;
-    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-      handler.assigned(lane, payload.memberAssignment[topic] ?? []);
-      readiness.set(this.check, true);
-      this.restarts = 0;
-    });
-    consumer.on(consumer.events.CRASH, ({ payload }) => {
-      readiness.set(this.check, false);
-      logger.error({ err: payload.error, lane, restart: payload.restart }, 'lane consumer crashed');
-      if (!payload.restart && !this.stopping) void this.replace(consumer);
-    });
-    await consumer.connect();
-    // A new group starts at the beginning: deliveries written before the first start are still due.
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: PARTITIONS_CONSUMED_CONCURRENTLY,
-      eachBatch: (payload) => this.onBatch(payload),
-    });
-  }
-
-  /** kafkajs gave up on this consumer: start a new one, backing off while the broker is away. */
-  private async replace(crashed: Consumer): Promise<void> {
-    const { lane, logger, handler } = this.options;
-    await crashed.disconnect().catch(() => undefined);
-    // What the crashed consumer read stays unsettled or staged; the new one starts from the
-    // committed offsets, so its partitions' ledgers start afresh.
-    handler.assigned(lane, []);
-    while (!this.stopping) {
-      const delay = Math.min(MAX_RESTART_BACKOFF_MS, 500 * 2 ** Math.min(this.restarts++, 6));
-      await new Promise((resolve) => setTimeout(resolve, delay));
-      if (this.stopping) return;
-      try {
-        await this.run();
-        logger.info({ lane, restarts: this.restarts }, 'lane consumer restarted');
-        return;
-      } catch (error) {
-        logger.error({ err: error, lane, retryInMs: delay }, 'restarting the lane consumer failed; trying again');
-        await this.consumer?.disconnect().catch(() => undefined);
-      }
-    }
   }
 
   private async onBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {

@@ -4,7 +4,7 @@
  * topic, or a dead letter. Wires settings, Kafka, config and the ops HTTP server; the
  * decisions live in the pure modules beside this file.
  */
-import { ConfigView, connectInfrastructure, createHttpServer, ladderTiers, listen, runService, topicDefinitions, TransactionalOutput } from '@tributary/shared';
+import { ConfigView, createHttpServer, createInfrastructure, ladderTiers, listen, prepareInfrastructure, runService, topicDefinitions, TransactionalOutput } from '@tributary/shared';
 import { ConfigFreshness } from './config-freshness.js';
 import { Dispatcher } from './dispatcher.js';
 import { createDispatcherMetrics } from './metrics.js';
@@ -23,12 +23,15 @@ await runService({
     readiness.set('producer', false);
     const ladder = ladderFromSettings(env);
     const retryTiers = ladderTiers(ladder).map((tier) => tier.label);
-    const { kafka, codec, topics } = await connectInfrastructure(context, (names) => topicDefinitions(names, { retryTiers }));
-    const groupPrefix = `${env.TOPIC_NAMESPACE}-dispatcher`;
-    const config = new ConfigView({ kafka, codec, logger, topic: topics.config, groupPrefix });
+    // Served first: while Kafka is away at start-up the dispatcher waits, unready but alive.
     const app = createHttpServer({ logger, metrics, readiness });
     await listen(app, env.HTTP_PORT, env.HTTP_HOST);
     onShutdown('http', () => app.close());
+    const infrastructure = createInfrastructure(context);
+    const { kafka, codec, topics } = infrastructure;
+    await prepareInfrastructure(context, infrastructure, (names) => topicDefinitions(names, { retryTiers }));
+    const groupPrefix = `${env.TOPIC_NAMESPACE}-dispatcher`;
+    const config = new ConfigView({ kafka, codec, logger, topic: topics.config, groupPrefix });
     await config.start();
     onShutdown('config', () => config.stop());
     readiness.set('config', true);
@@ -52,7 +55,7 @@ await runService({
       logger,
       onUsable: (usable) => readiness.set('producer', usable),
     });
-    await output.start();
+    await output.start(context.signal);
     onShutdown('producer', () => output.stop());
 
     const dispatcher = new Dispatcher({

@@ -1,6 +1,6 @@
 /** The dispatcher's Prometheus series, registered on the service's registry. */
 import { Counter, Gauge, Histogram } from 'prom-client';
-import { DELIVERY_LATENCY_BUCKETS, LATENCY_BUCKETS, type Metrics } from '@tributary/shared';
+import { createQuarantineCounter, DELIVERY_LATENCY_BUCKETS, LATENCY_BUCKETS, type Metrics } from '@tributary/shared';
 import type { CircuitState } from '@tributary/schemas';
 import type { Settlement } from './next-step.js';
 
@@ -91,12 +91,7 @@ export function createDispatcherMetrics({ registry }: Metrics): DispatcherMetric
     buffered: new Gauge({ name: 'tributary_dispatcher_buffered', help: 'Deliveries read and not yet settled, by lane', labelNames: ['lane'], registers }),
     bufferedBytes: new Gauge({ name: 'tributary_dispatcher_buffered_bytes', help: 'Bytes of deliveries read and not yet settled, by lane', labelNames: ['lane'], registers }),
     stagedBytes: new Gauge({ name: 'tributary_dispatcher_staged_bytes', help: 'Bytes of outcome records waiting to be committed with their offsets', registers }),
-    quarantined: new Counter({
-      name: 'tributary_quarantined_total',
-      help: 'Records set aside on the quarantine topic, by the topic they came from and why',
-      labelNames: ['topic', 'reason'],
-      registers,
-    }),
+    quarantined: createQuarantineCounter(registry),
     transactionDuration: new Histogram({
       name: 'tributary_dispatcher_transaction_duration_seconds',
       help: 'One transaction committing outcome records and consumed offsets',

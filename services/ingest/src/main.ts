@@ -4,7 +4,7 @@
  * ingest topic in Kafka transactions; the service is ready once it has read the config
  * topic and its transactional producer is connected.
  */
-import { ConfigView, connectInfrastructure, createHttpServer, listen, runService, topicDefinitions, TransactionalOutput } from '@tributary/shared';
+import { ConfigView, createInfrastructure, createHttpServer, listen, prepareInfrastructure, runService, topicDefinitions, TransactionalOutput } from '@tributary/shared';
 import { adminEnv, mountAdmin } from './admin/index.js';
 import { createIngestMetrics, transactionObserver } from './ingest-metrics.js';
 import { ProduceBatcher } from './produce-batcher.js';
@@ -18,7 +18,8 @@ await runService({
     const { env, logger, metrics, readiness, onShutdown } = context;
     readiness.set('config', false);
     readiness.set('producer', false);
-    const { kafka, codec, topics } = await connectInfrastructure(context, (names) => topicDefinitions(names));
+    const infrastructure = createInfrastructure(context);
+    const { kafka, codec, topics } = infrastructure;
     const config = new ConfigView({ kafka, codec, logger, topic: topics.config, groupPrefix: `${env.TOPIC_NAMESPACE}-ingest` });
     const ingestMetrics = createIngestMetrics(metrics.registry);
     const output = new TransactionalOutput({
@@ -31,16 +32,23 @@ await runService({
       send: (records) => output.write([{ topic: topics.ingest, messages: records }]),
       maxRecords: env.INGEST_MAX_TRANSACTION_RECORDS,
       maxBytes: env.INGEST_MAX_TRANSACTION_BYTES,
+      maxPendingBytes: env.INGEST_MAX_BYTES_IN_FLIGHT,
       timeoutMs: env.INGEST_PRODUCE_TIMEOUT,
       onTransaction: transactionObserver(ingestMetrics, logger),
     });
 
-    const app = createHttpServer({ logger, metrics, readiness });
+    const app = createHttpServer({
+      logger,
+      metrics,
+      readiness,
+      timeouts: { requestMs: env.INGEST_REQUEST_TIMEOUT, headersMs: env.INGEST_HEADERS_TIMEOUT, keepAliveMs: env.INGEST_KEEP_ALIVE_TIMEOUT },
+    });
     registerSegmentApi(app, {
       sourceByWriteKey: (writeKey) => config.sourceByWriteKey(writeKey),
       encode: (message) => codec.encode(topics.ingest, message),
       submit: (records) => batcher.submit(records),
       isReady: () => readiness.isReady(),
+      isOverloaded: () => batcher.isFull(),
       logger,
       metrics: ingestMetrics,
     });
@@ -54,7 +62,10 @@ await runService({
     onShutdown('transactions', () => batcher.close());
     onShutdown('http', () => app.close());
     onShutdown('config', () => config.stop());
-    await Promise.all([config.start(), output.start()]);
+    // Listening already: while Kafka or the registry is away at start-up, requests get 503
+    // (not ready) and ingest waits for them rather than exiting.
+    await prepareInfrastructure(context, infrastructure, (names) => topicDefinitions(names));
+    await Promise.all([config.start(), output.start(context.signal)]);
     await admin.start();
     readiness.set('config', true);
   },

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { promiseState } from '@tributary/test/harness/promise-state';
 import {
   BatcherClosedError,
+  BatcherFullError,
   ProduceBatcher,
   ProduceFailedError,
   ProduceTimeoutError,
@@ -31,7 +32,7 @@ afterEach(() => {
 describe('ProduceBatcher', () => {
   it('starts a transaction at once when none is in flight', async () => {
     const { send, transactions } = controlledSend();
-    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 10_000 });
+    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 10_000, maxPendingBytes: 1e9 });
     const first = promiseState(batcher.submit([record('a1'), record('a2')]));
     expect(transactions).toHaveLength(1);
     expect(labels(transactions[0]!.records)).toEqual(['a1', 'a2']);
@@ -43,7 +44,7 @@ describe('ProduceBatcher', () => {
   it('groups the requests that arrive during a transaction into the next one', async () => {
     const { send, transactions } = controlledSend();
     const reports: TransactionReport[] = [];
-    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 10_000, onTransaction: (r) => reports.push(r) });
+    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 10_000, maxPendingBytes: 1e9, onTransaction: (r) => reports.push(r) });
     const a = promiseState(batcher.submit([record('a1')]));
     const b = promiseState(batcher.submit([record('b1'), record('b2')]));
     const c = promiseState(batcher.submit([record('c1')]));
@@ -69,7 +70,7 @@ describe('ProduceBatcher', () => {
   it('fails every request of an aborted transaction, and only those', async () => {
     const { send, transactions } = controlledSend();
     const reports: TransactionReport[] = [];
-    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 10_000, onTransaction: (r) => reports.push(r) });
+    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 10_000, maxPendingBytes: 1e9, onTransaction: (r) => reports.push(r) });
     const first = promiseState(batcher.submit([record('a')]));
     const second = promiseState(batcher.submit([record('b')]));
     const third = promiseState(batcher.submit([record('c')]));
@@ -100,14 +101,14 @@ describe('ProduceBatcher', () => {
       },
       maxRecords: 100,
       maxBytes: 10_000,
-      timeoutMs: 10_000,
+      timeoutMs: 10_000, maxPendingBytes: 1e9,
     });
     await expect(batcher.submit([record('a')])).rejects.toBeInstanceOf(ProduceFailedError);
   });
 
   it('caps a transaction by records without splitting a request', async () => {
     const { send, transactions } = controlledSend();
-    const batcher = new ProduceBatcher({ send, maxRecords: 3, maxBytes: 10_000, timeoutMs: 10_000 });
+    const batcher = new ProduceBatcher({ send, maxRecords: 3, maxBytes: 10_000, timeoutMs: 10_000, maxPendingBytes: 1e9 });
     batcher.submit([record('x')]);
     batcher.submit([record('a1'), record('a2')]);
     batcher.submit([record('b1'), record('b2')]);
@@ -122,7 +123,7 @@ describe('ProduceBatcher', () => {
 
   it('caps a transaction by bytes, and gives an oversized request a transaction of its own', async () => {
     const { send, transactions } = controlledSend();
-    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 25, timeoutMs: 10_000 });
+    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 25, timeoutMs: 10_000, maxPendingBytes: 1e9 });
     batcher.submit([record('x')]);
     batcher.submit([record('big', 40)]);
     batcher.submit([record('a', 10)]);
@@ -142,7 +143,7 @@ describe('ProduceBatcher', () => {
   it('withdraws a request that times out while queued: it is never sent', async () => {
     vi.useFakeTimers();
     const { send, transactions } = controlledSend();
-    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 1_000 });
+    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 1_000, maxPendingBytes: 1e9 });
     const first = promiseState(batcher.submit([record('a')]));
     const queued = promiseState(batcher.submit([record('b')]));
     await vi.advanceTimersByTimeAsync(1_000);
@@ -161,7 +162,7 @@ describe('ProduceBatcher', () => {
   it('times out a request whose transaction hangs, and keeps the others’ deadlines apart', async () => {
     vi.useFakeTimers();
     const { send, transactions } = controlledSend();
-    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 1_000 });
+    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 1_000, maxPendingBytes: 1e9 });
     const early = promiseState(batcher.submit([record('a')]));
     await vi.advanceTimersByTimeAsync(600);
     const late = promiseState(batcher.submit([record('b')]));
@@ -178,14 +179,14 @@ describe('ProduceBatcher', () => {
 
   it('resolves an empty request at once without a transaction', async () => {
     const { send, transactions } = controlledSend();
-    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 1_000 });
+    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 1_000, maxPendingBytes: 1e9 });
     await batcher.submit([]);
     expect(transactions).toHaveLength(0);
   });
 
   it('on close refuses new requests and waits for the accepted ones', async () => {
     const { send, transactions } = controlledSend();
-    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 10_000 });
+    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 10_000, maxPendingBytes: 1e9 });
     const inFlight = promiseState(batcher.submit([record('a')]));
     const queued = promiseState(batcher.submit([record('b')]));
     const closed = promiseState(batcher.close());
@@ -199,7 +200,32 @@ describe('ProduceBatcher', () => {
   });
 
   it('closes at once when idle', async () => {
-    const batcher = new ProduceBatcher({ send: async () => {}, maxRecords: 1, maxBytes: 1, timeoutMs: 1 });
+    const batcher = new ProduceBatcher({ send: async () => {}, maxRecords: 1, maxBytes: 1, timeoutMs: 1, maxPendingBytes: 1e9 });
     await batcher.close();
+  });
+});
+
+describe('ProduceBatcher bytes in flight', () => {
+  it('refuses a request at once while the bytes waiting for Kafka are at the bound, and takes requests again once they drain', async () => {
+    let release: () => void = () => undefined;
+    const send = () => new Promise<void>((resolve) => (release = resolve));
+    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 1_000_000, timeoutMs: 10_000, maxPendingBytes: 250 });
+    const record = { key: Buffer.from('k'), value: Buffer.alloc(99) };
+    const first = batcher.submit([record]);
+    const second = batcher.submit([record]);
+    expect(batcher.isFull()).toBe(false);
+    await expect(batcher.submit([record, record])).rejects.toBeInstanceOf(BatcherFullError);
+    expect(batcher.pendingBytes).toBe(200);
+    const tick = () => new Promise((resolve) => setImmediate(resolve));
+    release();
+    await first;
+    await tick();
+    release();
+    await second;
+    expect(batcher.pendingBytes).toBe(0);
+    const third = batcher.submit([record, record]);
+    await tick();
+    release();
+    await third;
   });
 });

@@ -12,6 +12,10 @@
  * requests in arrival order until the record or byte cap would be passed (a request
  * larger than a cap alone still gets a transaction of its own).
  *
+ * Bytes waiting or in flight are bounded (`maxPendingBytes`): beyond it a request is
+ * refused at once (BatcherFullError → 503 with Retry-After) instead of queueing without end
+ * while Kafka is slow or away.
+ *
  * A request waits at most `timeoutMs`. Queued, it is withdrawn and nothing of it is
  * written; already inside a transaction, its caller is answered with the timeout but the
  * transaction may still commit — the caller retries, and the router drops the repeat by
@@ -38,6 +42,8 @@ export interface ProduceBatcherOptions {
   send: TransactionalSend;
   maxRecords: number;
   maxBytes: number;
+  /** Bytes of records waiting or in a transaction; beyond it `submit` refuses at once. */
+  maxPendingBytes: number;
   timeoutMs: number;
   onTransaction?: (report: TransactionReport) => void;
 }
@@ -53,6 +59,13 @@ export class ProduceFailedError extends Error {
   constructor(cause: unknown) {
     super(`the Kafka transaction failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
     this.name = 'ProduceFailedError';
+  }
+}
+
+export class BatcherFullError extends Error {
+  constructor(readonly limit: number) {
+    super(`more than ${limit} bytes are already waiting for Kafka`);
+    this.name = 'BatcherFullError';
   }
 }
 
@@ -83,8 +96,19 @@ export class ProduceBatcher {
   private inFlight: Promise<void> | undefined;
   private closed = false;
   private drained: (() => void) | undefined;
+  private pendingBytesCount = 0;
 
   constructor(private readonly options: ProduceBatcherOptions) {}
+
+  /** Bytes of records waiting or in a transaction. */
+  get pendingBytes(): number {
+    return this.pendingBytesCount;
+  }
+
+  /** Whether a request would be refused for lack of room now. */
+  isFull(): boolean {
+    return this.pendingBytesCount >= this.options.maxPendingBytes;
+  }
 
   /** Requests waiting for a transaction, not counting those in the one in flight. */
   get queued(): number {
@@ -95,10 +119,16 @@ export class ProduceBatcher {
   submit(records: ProduceRecord[]): Promise<void> {
     if (this.closed) return Promise.reject(new BatcherClosedError());
     if (records.length === 0) return Promise.resolve();
+    const bytes = sizeOf(records);
+    // One request alone may exceed the bound (it is capped elsewhere); otherwise the bound holds.
+    if (this.pendingBytesCount > 0 && this.pendingBytesCount + bytes > this.options.maxPendingBytes) {
+      return Promise.reject(new BatcherFullError(this.options.maxPendingBytes));
+    }
+    this.pendingBytesCount += bytes;
     return new Promise<void>((resolve, reject) => {
       const waiting: Waiting = {
         records,
-        bytes: sizeOf(records),
+        bytes,
         settled: false,
         timer: setTimeout(() => this.expire(waiting), this.options.timeoutMs),
         resolve,
@@ -177,6 +207,7 @@ export class ProduceBatcher {
   private settle(waiting: Waiting, error?: Error): void {
     if (waiting.settled) return;
     waiting.settled = true;
+    this.pendingBytesCount -= waiting.bytes;
     clearTimeout(waiting.timer);
     if (error) waiting.reject(error);
     else waiting.resolve();

@@ -5,6 +5,7 @@
  * JSON.parse of the whole body.
  */
 import { gunzip } from 'node:zlib';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '@tributary/shared';
 import type { ApiError } from './api-error.js';
 import { MAX_REQUEST_BYTES, requestTooLarge } from './validation.js';
 
@@ -16,6 +17,9 @@ import { MAX_REQUEST_BYTES, requestTooLarge } from './validation.js';
 export const MAX_RAW_BODY_BYTES = 5 * 1024 * 1024;
 
 export type ContentEncoding = 'identity' | 'gzip';
+
+/** Levels around a message's fields: the batch object, its array, the message object. */
+const ENVELOPE_DEPTH = 3;
 
 export function contentEncoding(header: string | undefined): ContentEncoding | ApiError {
   const value = (header ?? '').trim().toLowerCase();
@@ -72,6 +76,19 @@ export function parseJsonBody(body: Buffer): { ok: true; value: unknown } | { ok
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (text.trim() === '') {
     return { ok: false, error: { status: 400, code: 'invalid_json', error: 'the request body is empty: send a JSON object' } };
+  }
+  // Found by a scan before anything parses or walks it: a body nesting thousands deep would
+  // reach code that recurses, here or further down the pipeline.
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH + ENVELOPE_DEPTH)) {
+    return {
+      ok: false,
+      error: {
+        status: 400,
+        code: 'too_deep',
+        error: `the request nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep inside a message; flatten properties, traits and context`,
+        details: { limit: MAX_JSON_DEPTH },
+      },
+    };
   }
   try {
     return { ok: true, value: JSON.parse(text) as unknown };

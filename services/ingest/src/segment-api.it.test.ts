@@ -332,3 +332,88 @@ describe('refused calls write nothing', () => {
     expect(probeIds.filter((id) => written.has(id))).toEqual([]);
   });
 });
+
+describe('hostile requests', () => {
+  let guarded: RunningService;
+
+  beforeAll(async () => {
+    guarded = await startService('ingest', { env: { ...stackEnv(namespace), INGEST_REQUEST_TIMEOUT: '2s', INGEST_HEADERS_TIMEOUT: '1s' } });
+  });
+
+  afterAll(async () => {
+    await guarded?.stop();
+  });
+
+  const rss = async (service: RunningService) => {
+    const text = await (await fetch(`${service.url}/metrics`)).text();
+    return Number(/^process_resident_memory_bytes\{[^}]*\} (\S+)$/m.exec(text)?.[1]);
+  };
+
+  it('refuses a batch whose shared context would be copied into thousands of messages, in well under a second', async () => {
+    // 9,700 tiny messages sharing a 100 KB context: ~500 KB sent, about a gigabyte once the
+    // context is merged into each of them.
+    const context = { blob: 'x'.repeat(100_000) };
+    const batch = Array.from({ length: 9_700 }, () => ({ type: 'track', userId: 'u', event: 'e' }));
+    const body = gzipSync(JSON.stringify({ batch, context }));
+    expect(body.length).toBeLessThan(20_000);
+    const before = await rss(guarded);
+    const started = performance.now();
+    const response = await fetch(`${guarded.url}/v1/batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', authorization: basic(WEB.writeKey) },
+      body,
+    });
+    const elapsed = performance.now() - started;
+    const json = (await response.json()) as Record<string, unknown>;
+    expect(response.status).toBe(400);
+    expect(json).toMatchObject({ success: false, code: 'message_too_large', limit: 32_768 });
+    expect(json.error).toMatch(/counting the batch's context merged into each message/);
+    expect(elapsed).toBeLessThan(1_000);
+    // Memory stays flat: nothing was expanded (allow for the GC's own rhythm).
+    expect((await rss(guarded)) - before).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it('refuses a request that would be written as more than 2 MB', async () => {
+    const context = { note: 'y'.repeat(8_000) };
+    const batch = Array.from({ length: 300 }, (_, n) => ({ type: 'track', userId: `u${n}`, event: 'e' }));
+    const { status, json } = await post('/v1/batch', { batch, context });
+    expect(status).toBe(400);
+    expect(json).toMatchObject({ code: 'request_too_large', limit: 2_000_000 });
+  });
+
+  it('refuses a 30,000-character messageId and properties nested 5,000 deep, naming the limits', async () => {
+    const long = await post('/v1/track', { userId: 'u', event: 'e', messageId: 'm'.repeat(30_000) });
+    expect(long.status).toBe(400);
+    expect(long.json.error).toMatch(/messageId is 30000 characters; the limit is 100/);
+    // Written as text: JSON.stringify itself overflows the stack on an object this deep.
+    const nested = `${'{"n":'.repeat(5_000)}1${'}'.repeat(5_000)}`;
+    const deep = await post('/v1/track', `{"userId":"u","event":"e","properties":${nested}}`);
+    expect(deep.status).toBe(400);
+    expect(deep.json).toMatchObject({ code: 'too_deep', limit: 64 });
+  });
+
+  it('cuts off a client that trickles its request, and keeps serving others', async () => {
+    const socket = connect(guarded.port, '127.0.0.1');
+    // Writes after the server closed the connection fail; that is the point.
+    socket.on('error', () => undefined);
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(`POST /v1/track HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\nAuthorization: ${basic(WEB.writeKey)}\r\n\r\n{`);
+    const started = Date.now();
+    const closed = new Promise<number>((resolve) => socket.once('close', () => resolve(Date.now() - started)));
+    const trickle = setInterval(() => socket.write(' '), 200);
+    try {
+      // INGEST_REQUEST_TIMEOUT is 2 s here (30 s by default); Node checks it every second.
+      const after = await closed;
+      expect(after).toBeLessThan(6_000);
+    } finally {
+      clearInterval(trickle);
+      socket.destroy();
+    }
+    const ok = await fetch(`${guarded.url}/v1/track`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: basic(WEB.writeKey) },
+      body: JSON.stringify({ userId: 'u', event: 'after the trickle' }),
+    });
+    expect(ok.status).toBe(200);
+  });
+});

@@ -27,10 +27,12 @@ let metrics: Metrics;
 let submitted: ProduceRecord[][];
 let submit: (records: ProduceRecord[]) => Promise<void>;
 let ready: boolean;
+let overloaded: boolean;
 
 beforeEach(async () => {
   submitted = [];
   ready = true;
+  overloaded = false;
   submit = async (records) => void submitted.push(records);
   const logger = createLogger({ service: 'ingest-test', level: 'silent' });
   metrics = createMetrics('ingest-test');
@@ -40,6 +42,7 @@ beforeEach(async () => {
     encode: (message) => Buffer.from(JSON.stringify(message)),
     submit: (records) => submit(records),
     isReady: () => ready,
+    isOverloaded: () => overloaded,
     logger,
     metrics: createIngestMetrics(metrics.registry),
     now: () => NOW,
@@ -263,6 +266,7 @@ describe('refused calls: nothing is submitted', () => {
       },
       submit: (records) => submit(records),
       isReady: () => true,
+    isOverloaded: () => false,
       logger,
       metrics: createIngestMetrics(createMetrics('ingest-broken-2').registry),
     });
@@ -289,6 +293,15 @@ describe('refused calls: nothing is submitted', () => {
 });
 
 describe('Kafka trouble', () => {
+  it('503 at once, with Retry-After, while the bytes waiting for Kafka are at their bound — before reading the body', async () => {
+    overloaded = true;
+    const response = await app.inject({ method: 'POST', url: '/v1/track', headers: { authorization: basic('wk_web'), 'content-type': 'application/json' }, payload: '{"userId":"u","event":"e"}' });
+    expect(response.statusCode).toBe(503);
+    expect(response.headers['retry-after']).toBe('1');
+    expect(response.json()).toMatchObject({ success: false, code: 'unavailable', error: expect.stringContaining('waiting for Kafka') as unknown as string });
+    expect(submitted).toEqual([]);
+  });
+
   it('503 with Retry-After when the transaction fails', async () => {
     submit = () => Promise.reject(new ProduceFailedError(new Error('broker down')));
     const response = await post('/v1/track', { userId: 'u', event: 'e' });

@@ -13,7 +13,7 @@ import { errorBody, isApiError, unavailable, type ApiError, type ErrorBody } fro
 import { authenticate, credentialsFromHeader, missingCredentials } from './auth.js';
 import type { IngestMetrics } from './ingest-metrics.js';
 import { recordKey, toIngestMessage } from './normalise.js';
-import { BatcherClosedError, ProduceTimeoutError, type ProduceRecord } from './produce-batcher.js';
+import { BatcherClosedError, BatcherFullError, ProduceTimeoutError, type ProduceRecord } from './produce-batcher.js';
 import { checkContentType, contentEncoding, decodeBody, parseJsonBody } from './request-body.js';
 import { validateRequest, writeKeyFromBody, type CallKind } from './validation.js';
 
@@ -40,6 +40,8 @@ export interface SegmentHandlerDeps {
   submit(records: ProduceRecord[]): Promise<void>;
   /** False until the configuration is loaded and the producer connected, and again while stopping. */
   isReady(): boolean;
+  /** True while the bytes waiting for Kafka are at their bound: requests are refused before any work. */
+  isOverloaded(): boolean;
   logger: Logger;
   metrics: Pick<IngestMetrics, 'messages' | 'batchSize'>;
   now?: () => number;
@@ -47,6 +49,11 @@ export interface SegmentHandlerDeps {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** Kafka is behind: the bytes waiting for it are at INGEST_MAX_BYTES_IN_FLIGHT. */
+function overloaded(): ApiError {
+  return { ...unavailable('too many messages are waiting for Kafka right now; retry the request shortly'), headers: { 'retry-after': '1' } };
+}
 const SUCCESS: SegmentResponse = { status: 200, body: { success: true } };
 
 function refuse(error: ApiError): SegmentResponse {
@@ -62,6 +69,7 @@ export function createSegmentHandler(deps: SegmentHandlerDeps): (call: SegmentCa
   return async function handleSegmentCall(call: SegmentCall): Promise<SegmentResponse> {
     const receivedAt = now();
     if (!deps.isReady()) return refuse(unavailable('the service is not ready (loading configuration or connecting to Kafka); retry shortly'));
+    if (deps.isOverloaded()) return refuse(overloaded());
 
     const encoding = contentEncoding(call.contentEncoding);
     if (isApiError(encoding)) return refuse(encoding);
@@ -124,6 +132,7 @@ export function createSegmentHandler(deps: SegmentHandlerDeps): (call: SegmentCa
         return refuse(unavailable(`Kafka did not acknowledge the messages within ${error.timeoutMs} ms; retry the request`));
       }
       if (error instanceof BatcherClosedError) return refuse(unavailable('the service is shutting down; retry the request'));
+      if (error instanceof BatcherFullError) return refuse(overloaded());
       return refuse(unavailable('Kafka did not accept the messages (the transaction was aborted); retry the request'));
     }
 

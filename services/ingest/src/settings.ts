@@ -10,4 +10,12 @@ export const ingestEnv = {
   INGEST_MAX_TRANSACTION_RECORDS: envTypes.positiveInt(5000),
   /** Bytes of encoded records per Kafka transaction (4 MB). */
   INGEST_MAX_TRANSACTION_BYTES: envTypes.positiveInt(4_000_000),
+  /** Bytes of records waiting for Kafka or in a transaction; beyond it requests get 503 at once. */
+  INGEST_MAX_BYTES_IN_FLIGHT: envTypes.positiveInt(32 * 1024 * 1024),
+  /** Longest a client may take to send a whole request (headers and body): slow-trickle clients are cut off. */
+  INGEST_REQUEST_TIMEOUT: envTypes.duration('30s'),
+  /** Longest a client may take to send the request headers. */
+  INGEST_HEADERS_TIMEOUT: envTypes.duration('10s'),
+  /** How long an idle keep-alive connection stays open (above common load balancers' 60 s). */
+  INGEST_KEEP_ALIVE_TIMEOUT: envTypes.duration('65s'),
 };

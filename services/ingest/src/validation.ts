@@ -9,10 +9,15 @@
  * - a batch item names its `type`; a single call's `type`, when given, matches the route;
  * - timestamps are date-times `parseTimestamp` reads;
  * - `context`, `integrations`, `properties` and `traits` are JSON objects when present;
- * - one message is at most 32 KB of JSON, one request at most 500 KB.
+ * - one message is at most 32 KB of JSON — counting the batch's `context`, which is merged
+ *   into every message — and one request at most 500 KB as sent and 2 MB as written (the
+ *   batch context once per message), so a small request cannot make ingest write gigabytes;
+ * - a messageId is at most 100 characters (as Segment's API keeps them), the other ids at
+ *   most 512; free-form fields nest at most 64 levels.
  *
  * A request is accepted or refused whole: the answer lists every problem found.
  */
+import { MAX_ID_LENGTH, MAX_MESSAGE_ID_LENGTH } from '@tributary/shared';
 import type { ApiError } from './api-error.js';
 import { isJsonObject, type JsonObject } from './json-objects.js';
 import { parseTimestamp } from './timestamps.js';
@@ -27,6 +32,11 @@ export type CallKind = AcceptedType | 'batch';
 export const MAX_MESSAGE_BYTES = 32_768;
 /** Bytes of one request body, after decompression (500 KB). */
 export const MAX_REQUEST_BYTES = 512_000;
+/**
+ * Bytes a request may expand to once the batch's context is merged into every message (2 MB):
+ * what is written to Kafka, not only what was received, is bounded.
+ */
+export const MAX_EXPANDED_REQUEST_BYTES = 2_000_000;
 /** Problems listed in one answer; a badly broken batch of 500 should not produce a huge reply. */
 export const MAX_LISTED_ERRORS = 100;
 
@@ -113,15 +123,32 @@ export function validateRequest(body: unknown, kind: CallKind): Validation {
     envelope = { context: undefined, sentAt: null };
   }
 
-  const oversized = oversizedMessages(items);
+  // The batch context is written into every message: it counts against each message's limit
+  // and, once per message, against the request's expanded size.
+  const contextBytes = envelope.context === undefined ? 0 : Buffer.byteLength(JSON.stringify(envelope.context), 'utf8');
+  const { oversized, expandedBytes } = measureMessages(items, contextBytes);
   if (oversized.length > 0) {
+    const withContext = contextBytes > 0 ? ", counting the batch's context merged into each message" : '';
     return {
       ok: false,
       error: {
         status: 400,
         code: 'message_too_large',
-        error: `${oversized.length === 1 ? 'a message is' : `${oversized.length} messages are`} larger than the limit of ${MAX_MESSAGE_BYTES} bytes (32 KB) per message`,
+        error: `${oversized.length === 1 ? 'a message is' : `${oversized.length} messages are`} larger than the limit of ${MAX_MESSAGE_BYTES} bytes (32 KB) per message${withContext}`,
         details: { limit: MAX_MESSAGE_BYTES, errors: oversized.slice(0, MAX_LISTED_ERRORS) },
+      },
+    };
+  }
+  if (expandedBytes > MAX_EXPANDED_REQUEST_BYTES) {
+    return {
+      ok: false,
+      error: {
+        status: 400,
+        code: 'request_too_large',
+        error:
+          `the request would be written as ${expandedBytes} bytes once the batch's context (${contextBytes} bytes) is merged into each of its ` +
+          `${items.length} messages; the limit is ${MAX_EXPANDED_REQUEST_BYTES} bytes (2 MB) written per request: send a smaller context or fewer messages per batch`,
+        details: { limit: MAX_EXPANDED_REQUEST_BYTES, expandedBytes },
       },
     };
   }
@@ -160,20 +187,25 @@ function clientMessageId(item: unknown): string | null {
   return typeof id === 'string' ? id : typeof id === 'number' ? String(id) : null;
 }
 
-function oversizedMessages(items: unknown[]): FieldError[] {
-  const found: FieldError[] = [];
+/** Each message's size with the batch context merged in (an upper bound: keys may overlap), and their sum. */
+function measureMessages(items: unknown[], contextBytes: number): { oversized: FieldError[]; expandedBytes: number } {
+  const oversized: FieldError[] = [];
+  let expandedBytes = 0;
   items.forEach((item, index) => {
-    const bytes = Buffer.byteLength(JSON.stringify(item) ?? '', 'utf8');
+    const own = Buffer.byteLength(JSON.stringify(item) ?? '', 'utf8');
+    const bytes = own + contextBytes;
+    expandedBytes += bytes;
     if (bytes > MAX_MESSAGE_BYTES) {
-      found.push({
+      const how = contextBytes > 0 ? ` (${own} of its own and ${contextBytes} of the batch's context)` : '';
+      oversized.push({
         index,
         messageId: clientMessageId(item),
         field: null,
-        message: `message ${index} is ${bytes} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes per message`,
+        message: `message ${index} is ${bytes} bytes${how}; the limit is ${MAX_MESSAGE_BYTES} bytes per message`,
       });
     }
   });
-  return found;
+  return { oversized, expandedBytes };
 }
 
 function isAcceptedType(value: string): value is AcceptedType {
@@ -222,7 +254,7 @@ function validateMessage(item: unknown, index: number, routeType: AcceptedType |
 
   const type = messageType(item, routeType, report);
   const fields: Omit<ValidMessage, 'type'> = {
-    messageId: idField(item, 'messageId', report),
+    messageId: idField(item, 'messageId', report, MAX_MESSAGE_ID_LENGTH),
     userId: idField(item, 'userId', report),
     anonymousId: idField(item, 'anonymousId', report),
     timestamp: timestampField(item, 'timestamp', report),
@@ -251,13 +283,19 @@ function validateMessage(item: unknown, index: number, routeType: AcceptedType |
 }
 
 /** An identifier: a non-empty string, or a number taken as its decimal text; absent, null and "" are null. */
-function idField(item: JsonObject, field: string, report: Report): string | null {
+function idField(item: JsonObject, field: string, report: Report, maxLength = MAX_ID_LENGTH): string | null {
   const value = item[field];
   if (value === undefined || value === null || value === '') return null;
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  report(field, `${field} must be a string`);
-  return null;
+  const text = typeof value === 'string' ? value : typeof value === 'number' && Number.isFinite(value) ? String(value) : undefined;
+  if (text === undefined) {
+    report(field, `${field} must be a string`);
+    return null;
+  }
+  if (text.length > maxLength) {
+    report(field, `${field} is ${text.length} characters; the limit is ${maxLength}`);
+    return null;
+  }
+  return text;
 }
 
 function textField(item: JsonObject, field: string, report: Report): string | null {

@@ -9,7 +9,7 @@
  * config: the window is the only rule it applies, and the dispatcher reads the config at
  * attempt time.
  */
-import { connectInfrastructure, createHttpServer, ladderTiers, listen, runService, topicDefinitions, TransactionalOutput } from '@tributary/shared';
+import { createHttpServer, createInfrastructure, ladderTiers, listen, prepareInfrastructure, runService, topicDefinitions, TransactionalOutput } from '@tributary/shared';
 import { createSchedulerMetrics } from './metrics.js';
 import { PendingRecords } from './pending.js';
 import { ladderFromSettings, schedulerEnv } from './settings.js';
@@ -24,11 +24,13 @@ await runService({
     const namespace = env.TOPIC_NAMESPACE;
     const ladder = ladderFromSettings(env);
     const tiers = ladderTiers(ladder).map((tier) => tier.label);
-    const { kafka, codec, topics } = await connectInfrastructure(context, (names) => topicDefinitions(names, { retryTiers: tiers }));
-
+    // Served first: while Kafka is away at start-up the scheduler waits, unready but alive.
     const app = createHttpServer({ logger, metrics, readiness });
     await listen(app, env.HTTP_PORT, env.HTTP_HOST);
     onShutdown('http', () => app.close());
+    const infrastructure = createInfrastructure(context);
+    const { kafka, codec, topics } = infrastructure;
+    await prepareInfrastructure(context, infrastructure, (names) => topicDefinitions(names, { retryTiers: tiers }));
 
     const groupOf = (tier: string) => `${namespace}-retry-scheduler-${tier}`;
     const pending = new PendingRecords({ kafka, logger, tiers: tiers.map((tier) => ({ tier, topic: topics.retry(tier), groupId: groupOf(tier) })) });
@@ -36,7 +38,7 @@ await runService({
     onShutdown('pending-records admin', () => pending.stop());
 
     const outputs = new Map(tiers.map((tier) => [tier, new TransactionalOutput({ kafka, transactionalId: `${namespace}-retry-${tier}-${env.INSTANCE_ID}`, logger })]));
-    await Promise.all([...outputs.values()].map((output) => output.start()));
+    await Promise.all([...outputs.values()].map((output) => output.start(context.signal)));
     onShutdown('producers', async () => void (await Promise.all([...outputs.values()].map((output) => output.stop()))));
     readiness.set('producers', true);
 
@@ -62,13 +64,6 @@ await runService({
           groupId: groupOf(tier),
           maxBatch: env.RETRY_SCHEDULER_MAX_BATCH,
           sessionTimeoutMs: env.RETRY_SCHEDULER_SESSION_TIMEOUT,
-          onFatal: (error) => {
-            // Thrown outside any handler on purpose: runService treats an uncaught exception
-            // as fatal and shuts down with a non-zero exit code, so the process is restarted.
-            setImmediate(() => {
-              throw error;
-            });
-          },
         }),
       );
     }

@@ -4,6 +4,7 @@
  * handled again after an abort are not counted twice.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { createQuarantineCounter } from '@tributary/shared';
 import type { PendingRecords } from './pending.js';
 import { oldestHeadAgeSeconds } from './release-plan.js';
 
@@ -19,6 +20,7 @@ export interface SchedulerMetrics {
   deadLetters: Counter<'reason'>;
   transactionFailures: Counter<'tier'>;
   unreadable: Counter<'tier'>;
+  quarantined: Counter<'topic' | 'reason'>;
 }
 
 export interface SchedulerGauges {
@@ -58,10 +60,11 @@ export function createSchedulerMetrics(registry: Registry, tiers: readonly strin
     }),
     unreadable: new Counter({
       name: 'tributary_retry_unreadable_records_total',
-      help: 'Records on a tier topic that could not be decoded and were skipped, by tier.',
+      help: 'Records on a tier topic that could not be decoded and were quarantined, by tier.',
       labelNames: ['tier'],
       registers,
     }),
+    quarantined: createQuarantineCounter(registry),
   };
   metrics.deadLetters.inc({ reason: 'expired' }, 0);
   for (const tier of tiers) {

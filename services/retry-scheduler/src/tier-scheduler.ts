@@ -25,12 +25,14 @@
  * resolved offset; when even the outcome is unknown, the committed offset is read back
  * and the partition rewound to it first.
  */
-import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, TopicMessages } from 'kafkajs';
+import type { EachBatchPayload, Kafka, KafkaMessage, TopicMessages } from 'kafkajs';
 import { deliveryKey, type DeadLetter, type RetryRecord, type TopicNames } from '@tributary/schemas';
 import {
   BatchFailed,
   committedPositions,
-  createConsumer,
+  quarantineMessage,
+  SupervisedConsumer,
+  undecodableCause,
   formatDuration,
   TransactionOutcomeUnknown,
   type AvroCodec,
@@ -58,8 +60,6 @@ export interface TierSchedulerOptions {
   groupId: string;
   maxBatch: number;
   sessionTimeoutMs: number;
-  /** The consumer stopped for good (kafkajs will not restart it). */
-  onFatal(error: Error): void;
 }
 
 interface Held {
@@ -73,12 +73,22 @@ interface Prepared {
   topic?: string;
   key?: string;
   value?: Buffer;
+  /** Why a skipped record went to the quarantine. */
+  reason?: string;
   bytes: number;
+}
+
+/** An unreadable record's quarantine message, written with the offset that skips it. */
+interface Quarantined {
+  topic: string;
+  key: string;
+  value: Buffer;
+  reason: string;
 }
 
 export class TierScheduler {
   readonly topic: string;
-  private consumer: Consumer | undefined;
+  private consumer: SupervisedConsumer | undefined;
   /** Paused partitions and the timers that resume them. */
   private readonly held = new Map<number, Held>();
   /** Partitions whose committed position must be read back before anything else. */
@@ -97,36 +107,39 @@ export class TierScheduler {
 
   async start(): Promise<void> {
     const { kafka, groupId, sessionTimeoutMs, readiness, logger } = this.options;
-    readiness.set(this.readinessCheck, false);
-    const consumer = createConsumer(kafka, groupId, {
-      sessionTimeout: sessionTimeoutMs,
-      heartbeatInterval: Math.min(3_000, Math.floor(sessionTimeoutMs / 3)),
-      readUncommitted: false,
+    this.consumer = new SupervisedConsumer({
+      kafka,
+      groupId,
+      config: { sessionTimeout: sessionTimeoutMs, heartbeatInterval: Math.min(3_000, Math.floor(sessionTimeoutMs / 3)), readUncommitted: false },
+      logger,
+      name: this.readinessCheck,
+      readiness,
+      // The new consumer reads from the committed offsets: the old holds and rewinds are moot.
+      onReplace: () => {
+        for (const { timer } of this.held.values()) clearTimeout(timer);
+        this.held.clear();
+        this.rewindNeeded.clear();
+      },
+      setup: async (consumer) => {
+        consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+          // A join re-reads every assigned partition from its committed offset, which is the
+          // head each timer was waiting on; kafkajs keeps partitions paused across a rebalance,
+          // so they are all resumed and decide again — the revoked ones are no longer fetched.
+          this.releaseHolds();
+          this.rewindNeeded.clear();
+          logger.info({ tier: this.options.tier, assignment: payload.memberAssignment }, 'tier partitions assigned');
+        });
+        await consumer.subscribe({ topic: this.topic, fromBeginning: true });
+        await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: (payload) => this.handleBatch(payload) });
+      },
     });
-    this.consumer = consumer;
-    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-      // A join re-reads every assigned partition from its committed offset, which is the
-      // head each timer was waiting on; kafkajs keeps partitions paused across a rebalance,
-      // so they are all resumed and decide again — the revoked ones are no longer fetched.
-      this.releaseHolds();
-      this.rewindNeeded.clear();
-      readiness.set(this.readinessCheck, true);
-      logger.info({ tier: this.options.tier, assignment: payload.memberAssignment }, 'tier partitions assigned');
-    });
-    consumer.on(consumer.events.CRASH, ({ payload }) => {
-      readiness.set(this.readinessCheck, false);
-      logger.error({ err: payload.error, tier: this.options.tier, restart: payload.restart }, 'tier consumer crashed');
-      if (!payload.restart) this.options.onFatal(payload.error);
-    });
-    await consumer.connect();
-    await consumer.subscribe({ topic: this.topic, fromBeginning: true });
-    await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: (payload) => this.handleBatch(payload) });
+    await this.consumer.start();
   }
 
   async stop(): Promise<void> {
     for (const { timer } of this.held.values()) clearTimeout(timer);
     this.held.clear();
-    await this.consumer?.disconnect();
+    await this.consumer?.stop();
     this.consumer = undefined;
   }
 
@@ -134,7 +147,7 @@ export class TierScheduler {
     const partitions = [...this.held.keys()];
     for (const { timer } of this.held.values()) clearTimeout(timer);
     this.held.clear();
-    if (partitions.length > 0) this.consumer?.resume([{ topic: this.topic, partitions }]);
+    if (partitions.length > 0) this.consumer?.current?.resume([{ topic: this.topic, partitions }]);
   }
 
   private async handleBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
@@ -145,7 +158,13 @@ export class TierScheduler {
       return;
     }
     const entries: Array<BatchEntry & { writtenAt: number }> = [];
-    for (const message of messages) entries.push({ offset: message.offset, record: await this.decode(message, partition), writtenAt: Number(message.timestamp) });
+    // Records no one can read go to the quarantine in the transaction that skips them.
+    const quarantined = new Map<string, Quarantined>();
+    for (const message of messages) {
+      const decoded = await this.decode(message, partition);
+      if (decoded.quarantine) quarantined.set(message.offset, decoded.quarantine);
+      entries.push({ offset: message.offset, record: decoded.record, writtenAt: Number(message.timestamp) });
+    }
 
     // Records that come due while a transaction commits are released by the next one at
     // once, rather than after a pause, a timer and a fetch: under load this keeps the due
@@ -153,7 +172,7 @@ export class TierScheduler {
     let remaining = entries;
     for (;;) {
       const plan = planPartition(remaining, this.options.ladder, Date.now());
-      const chunks = transactionChunks(plan.steps.map((step) => this.prepare(step)), this.options.maxBatch, MAX_TRANSACTION_BYTES);
+      const chunks = transactionChunks(plan.steps.map((step) => this.prepare(step, quarantined)), this.options.maxBatch, MAX_TRANSACTION_BYTES);
       for (const [index, chunk] of chunks.entries()) {
         if (!isRunning() || isStale()) return;
         const last = chunk[chunk.length - 1]!.step;
@@ -190,7 +209,7 @@ export class TierScheduler {
   }
 
   private hold(partition: number, offset: string, until: number, writtenAt: number): void {
-    const consumer = this.consumer;
+    const consumer = this.consumer?.current;
     if (!consumer) return;
     const { topic } = this;
     consumer.pause([{ topic, partitions: [partition] }]);
@@ -198,14 +217,17 @@ export class TierScheduler {
     clearTimeout(this.held.get(partition)?.timer);
     const timer = setTimeout(() => {
       this.held.delete(partition);
-      this.consumer?.resume([{ topic, partitions: [partition] }]);
+      this.consumer?.current?.resume([{ topic, partitions: [partition] }]);
     }, resumeDelay(until, Date.now()));
     this.held.set(partition, { timer, writtenAt });
   }
 
-  private prepare(step: Step): Prepared {
+  private prepare(step: Step, quarantined: ReadonlyMap<string, Quarantined>): Prepared {
     const { codec, topics } = this.options;
-    if (step.kind === 'skip') return { step, bytes: 0 };
+    if (step.kind === 'skip') {
+      const poison = quarantined.get(step.offset);
+      return poison ? { step, topic: poison.topic, key: poison.key, value: poison.value, reason: poison.reason, bytes: poison.key.length + poison.value.length } : { step, bytes: 0 };
+    }
     const { delivery } = step.record;
     const key = deliveryKey(delivery.destinationId, delivery.messageId);
     if (step.kind === 'release') {
@@ -245,8 +267,11 @@ export class TierScheduler {
       throw error;
     }
     const committedAt = Date.now();
-    for (const { step } of chunk) {
-      if (step.kind === 'release') {
+    for (const { step, reason } of chunk) {
+      if (step.kind === 'skip' && reason !== undefined) {
+        metrics.unreadable.inc({ tier });
+        metrics.quarantined.inc({ topic: this.topic, reason });
+      } else if (step.kind === 'release') {
         metrics.released.inc({ tier });
         metrics.dueLag.observe({ tier }, Math.max(0, committedAt - step.record.dueAt) / 1000);
       } else if (step.kind === 'expire') {
@@ -262,20 +287,23 @@ export class TierScheduler {
     if (released > 0) logger.debug({ tier, partition, released, nextOffset }, 'retries released');
   }
 
-  /** A record that is not Confluent-framed Avro can never be read: logged, counted and skipped. */
-  private async decode(message: KafkaMessage, partition: number): Promise<RetryRecord | undefined> {
-    const { codec, metrics, logger, tier } = this.options;
+  /**
+   * A record that can never be read (not framed, an unknown schema, truncated Avro) is
+   * logged, counted and quarantined; one that may read later (the registry unreachable)
+   * fails the batch, which kafkajs fetches again.
+   */
+  private async decode(message: KafkaMessage, partition: number): Promise<{ record?: RetryRecord; quarantine?: Quarantined }> {
+    const { codec, topics, logger, tier } = this.options;
     const { value, offset } = message;
     try {
-      if (!value || value.length === 0) throw new Error('empty record value');
-      return await codec.decode<RetryRecord>('retry', value);
+      return { record: await codec.decode<RetryRecord>('retry', value) };
     } catch (error) {
-      // Anything else (the registry unreachable) may pass on a later try: the batch fails
-      // and kafkajs fetches it again.
-      if (value && value.length > 0 && !(error instanceof Error && /Confluent-framed/.test(error.message))) throw new BatchFailed('releasing', this.topic, partition, error);
-      metrics.unreadable.inc({ tier });
-      logger.error({ err: error, tier, partition, offset }, 'unreadable retry record skipped');
-      return undefined;
+      const cause = undecodableCause(error);
+      if (!cause) throw new BatchFailed('releasing', this.topic, partition, error);
+      logger.error({ err: error, tier, partition, offset, reason: cause.reason }, 'unreadable retry record quarantined');
+      const poison = { topic: this.topic, partition, offset, key: message.key, value, timestamp: message.timestamp };
+      const { topic, message: record } = quarantineMessage(codec, topics, 'retry-scheduler', poison, cause, Date.now());
+      return { quarantine: { topic, key: String(record.key), value: record.value as Buffer, reason: cause.reason } };
     }
   }
 
@@ -296,7 +324,7 @@ export class TierScheduler {
     // outcome finished, and the committed offset final.
     await output.ensureRegistered();
     const offset = (await committedPositions(kafka, groupId, topic, [partition])).get(partition) ?? '0';
-    this.consumer?.seek({ topic, partition, offset });
+    this.consumer?.current?.seek({ topic, partition, offset });
     this.rewindNeeded.delete(partition);
     logger.warn({ topic, partition, offset }, 'partition rewound to its committed offset');
   }

@@ -3,7 +3,7 @@
  * retry records due in the past and in the future, on two tiers and both partitions, are
  * released to the deliveries topic exactly once and never before their due time; records
  * whose attempt would fall outside the window become `expired` dead letters; an
- * unreadable record is skipped; a partition waiting on a long tier does not hold up a
+ * unreadable record is quarantined; a partition waiting on a long tier does not hold up a
  * short one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -65,6 +65,9 @@ describe('the retry scheduler', () => {
     }
     expect(await metricValue(scheduler.url, 'tributary_dead_letters_total', { reason: 'expired' })).toBe(2);
     expect(await metricValue(scheduler.url, 'tributary_retry_unreadable_records_total', { tier: '1s' })).toBe(1);
+    expect(await metricValue(scheduler.url, 'tributary_quarantined_total', { topic: stack.topics.retry('1s'), reason: 'not_framed' })).toBe(1);
+    const [quarantined] = await stack.quarantined();
+    expect(quarantined?.value).toMatchObject({ service: 'retry-scheduler', sourceTopic: stack.topics.retry('1s'), reason: 'not_framed', key: Buffer.from('hooks/garbage'), value: Buffer.from('not avro') });
 
     // Timer-driven: a record due in the future is released when its timer fires, not at
     // some later event (a rebalance, another record arriving).

@@ -6,7 +6,7 @@
  * which is never before the scheduler decided the record was due.
  */
 import type { Kafka, Producer } from 'kafkajs';
-import { deliveryKey, topicNames, type DeadLetter, type Delivery, type RetryRecord, type TopicNames } from '@tributary/schemas';
+import { deliveryKey, topicNames, type DeadLetter, type QuarantinedRecord, type Delivery, type RetryRecord, type TopicNames } from '@tributary/schemas';
 import { createProducer, ladderTiers, prepareTopics, topicDefinitions, withAdmin, type AvroCodec, type RetryLadder } from '@tributary/shared';
 import { ladderEnv, readTopicToEnd, stackEnv, testCodec, testDelivery, testKafka, testLogger } from '@tributary/test/harness';
 
@@ -87,6 +87,10 @@ export class TierStack {
   /** Every committed delivery record (duplicates included). */
   async deliveries(): Promise<Array<Written<Delivery>>> {
     return this.readAll(this.topics.dueRetries, (value) => this.codec.decode<Delivery>('delivery', value));
+  }
+
+  async quarantined(): Promise<Array<Written<QuarantinedRecord>>> {
+    return this.readAll(this.topics.quarantine, (value) => this.codec.decode<QuarantinedRecord>('quarantine', value));
   }
 
   async deadLetters(): Promise<Array<Written<DeadLetter>>> {

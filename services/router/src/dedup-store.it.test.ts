@@ -39,7 +39,7 @@ describe('DedupStore on the real dedup topic', () => {
 
     const lines: string[] = [];
     const logger = createLogger({ service: 'router', level: 'warn', destination: { write: (line: string) => void lines.push(line) } });
-    const store = new DedupStore({ kafka, codec, logger, topic: topics.dedup, groupPrefix: namespace, windowMs: 24 * HOUR, maxEntries: 100 });
+    const store = new DedupStore({ kafka, codec, logger, topic: topics.dedup, groupPrefix: namespace, windowMs: 24 * HOUR, maxEntries: 100, maxBytes: 1e9 });
     await store.start();
     try {
       expect(store.state.isDuplicate('web/a', Date.now())).toBe(true);

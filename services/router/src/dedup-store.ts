@@ -31,8 +31,8 @@ export class DedupStore {
   private caughtUp: Promise<void> | undefined;
 
   constructor(private readonly options: DedupStoreOptions) {
-    const { windowMs, maxEntries, onCapacityEviction } = options;
-    this.state = new DedupState({ windowMs, maxEntries, ...(onCapacityEviction ? { onCapacityEviction } : {}) });
+    const { windowMs, maxEntries, maxBytes, onCapacityEviction } = options;
+    this.state = new DedupState({ windowMs, maxEntries, maxBytes, ...(onCapacityEviction ? { onCapacityEviction } : {}) });
     this.reader = new CompactedTopicReader<DedupEntry>({
       kafka: options.kafka,
       topic: options.topic,

@@ -1,32 +1,32 @@
 import { describe, expect, it } from 'vitest';
-import { DedupState, dedupKey } from './dedup.js';
+import { DedupState, dedupKey, entryBytes } from './dedup.js';
 
 const HOUR = 3_600_000;
 const T0 = Date.parse('2026-11-21T10:00:00.000Z');
 
 describe('DedupState', () => {
   it('keys by source and message id, so the same id from two sources is two messages', () => {
-    const state = new DedupState({ windowMs: 24 * HOUR, maxEntries: 10 });
+    const state = new DedupState({ windowMs: 24 * HOUR, maxEntries: 10, maxBytes: 1e9 });
     state.remember(dedupKey('web', 'm-1'), T0, T0);
     expect(state.isDuplicate(dedupKey('web', 'm-1'), T0 + 1)).toBe(true);
     expect(state.isDuplicate(dedupKey('app', 'm-1'), T0 + 1)).toBe(false);
   });
 
   it('treats a repeat as a duplicate until the window has passed, not after', () => {
-    const state = new DedupState({ windowMs: 24 * HOUR, maxEntries: 10 });
+    const state = new DedupState({ windowMs: 24 * HOUR, maxEntries: 10, maxBytes: 1e9 });
     state.remember('web/m-1', T0, T0);
     expect(state.isDuplicate('web/m-1', T0 + 24 * HOUR - 1)).toBe(true);
     expect(state.isDuplicate('web/m-1', T0 + 24 * HOUR)).toBe(false);
   });
 
   it('does not hold an entry that is already outside the window (an old record read at start-up)', () => {
-    const state = new DedupState({ windowMs: HOUR, maxEntries: 10 });
+    const state = new DedupState({ windowMs: HOUR, maxEntries: 10, maxBytes: 1e9 });
     state.remember('web/old', T0 - HOUR, T0);
     expect(state.size).toBe(0);
   });
 
   it('keeps the newer first-seen time when the same key is applied again out of order', () => {
-    const state = new DedupState({ windowMs: HOUR, maxEntries: 10 });
+    const state = new DedupState({ windowMs: HOUR, maxEntries: 10, maxBytes: 1e9 });
     state.remember('web/m-1', T0 + 10, T0 + 10);
     state.remember('web/m-1', T0, T0 + 10);
     expect(state.isDuplicate('web/m-1', T0 + HOUR + 5)).toBe(true);
@@ -34,7 +34,7 @@ describe('DedupState', () => {
   });
 
   it('evicts expired entries from the oldest on', () => {
-    const state = new DedupState({ windowMs: HOUR, maxEntries: 10 });
+    const state = new DedupState({ windowMs: HOUR, maxEntries: 10, maxBytes: 1e9 });
     state.remember('web/a', T0, T0);
     state.remember('web/b', T0 + 1000, T0 + 1000);
     state.remember('web/c', T0 + 2000, T0 + 2000);
@@ -45,7 +45,7 @@ describe('DedupState', () => {
 
   it('forgets the oldest entries first when full, and counts it', () => {
     let evicted = 0;
-    const state = new DedupState({ windowMs: HOUR, maxEntries: 2, onCapacityEviction: () => evicted++ });
+    const state = new DedupState({ windowMs: HOUR, maxEntries: 2, maxBytes: 1e9, onCapacityEviction: () => evicted++ });
     state.remember('web/a', T0, T0);
     state.remember('web/b', T0 + 1, T0 + 1);
     state.remember('web/c', T0 + 2, T0 + 2);
@@ -57,7 +57,7 @@ describe('DedupState', () => {
   });
 
   it('a key forwarded again after its window moves to the young end', () => {
-    const state = new DedupState({ windowMs: HOUR, maxEntries: 2 });
+    const state = new DedupState({ windowMs: HOUR, maxEntries: 2, maxBytes: 1e9 });
     state.remember('web/a', T0, T0);
     state.remember('web/b', T0 + 10, T0 + 10);
     state.remember('web/a', T0 + HOUR, T0 + HOUR);
@@ -69,7 +69,7 @@ describe('DedupState', () => {
 
 describe('DedupClaims (one chunk, one transaction)', () => {
   it('catches a repeat inside the same chunk', () => {
-    const state = new DedupState({ windowMs: HOUR, maxEntries: 10 });
+    const state = new DedupState({ windowMs: HOUR, maxEntries: 10, maxBytes: 1e9 });
     const claims = state.claims(T0);
     expect(claims.claim('web/m-1')).toBe(true);
     expect(claims.claim('web/m-1')).toBe(false);
@@ -81,14 +81,14 @@ describe('DedupClaims (one chunk, one transaction)', () => {
   });
 
   it('refuses an id the state already holds within the window', () => {
-    const state = new DedupState({ windowMs: HOUR, maxEntries: 10 });
+    const state = new DedupState({ windowMs: HOUR, maxEntries: 10, maxBytes: 1e9 });
     state.remember('web/m-1', T0, T0);
     expect(state.claims(T0 + HOUR - 1).claim('web/m-1')).toBe(false);
     expect(state.claims(T0 + HOUR).claim('web/m-1')).toBe(true);
   });
 
   it('reaches the state only on commit, so an aborted chunk forgets its claims', () => {
-    const state = new DedupState({ windowMs: HOUR, maxEntries: 10 });
+    const state = new DedupState({ windowMs: HOUR, maxEntries: 10, maxBytes: 1e9 });
     const aborted = state.claims(T0);
     aborted.claim('web/m-1');
     expect(state.size).toBe(0);
@@ -96,5 +96,21 @@ describe('DedupClaims (one chunk, one transaction)', () => {
     expect(retried.claim('web/m-1')).toBe(true);
     retried.commit();
     expect(state.isDuplicate('web/m-1', T0 + 6)).toBe(true);
+  });
+});
+
+describe('DedupState memory bound', () => {
+  it('forgets the oldest entries once their estimated bytes pass DEDUP_MAX_BYTES, whatever the count', () => {
+    let evicted = 0;
+    const state = new DedupState({ windowMs: 3_600_000, maxEntries: 1_000_000, maxBytes: 3 * entryBytes('web/m-0'), onCapacityEviction: () => evicted++ });
+    for (let n = 0; n < 5; n++) state.remember(`web/m-${n}`, 1_000 + n, 2_000);
+    expect(state.size).toBe(3);
+    expect(evicted).toBe(2);
+    expect(state.isDuplicate('web/m-0', 2_000)).toBe(false);
+    expect(state.isDuplicate('web/m-4', 2_000)).toBe(true);
+    // One very long id costs as much as many short ones.
+    state.remember(`web/${'x'.repeat(200)}`, 1_010, 2_000);
+    expect(state.size).toBeLessThanOrEqual(1);
+    expect(state.bytes).toBeLessThanOrEqual(3 * entryBytes('web/m-0') + entryBytes(`web/${'x'.repeat(200)}`));
   });
 });

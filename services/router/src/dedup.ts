@@ -5,9 +5,11 @@
  * The durable copy is the dedup topic, written in the same transaction as the deliveries
  * (see dedup-store.ts); this is the in-memory view of it. Entries are keyed
  * `<sourceId>/<messageId>` and hold when the id was first forwarded, by the router's clock.
- * Memory is bounded by `DEDUP_MAX_ENTRIES`: past it the oldest entries are forgotten
- * first, so under that much traffic the effective window is shorter than configured
- * (`tributary_router_dedup_capacity_evictions_total` counts it happening).
+ * Memory is bounded by `DEDUP_MAX_ENTRIES` and `DEDUP_MAX_BYTES` (an entry's estimated
+ * footprint: its key's characters and the map's overhead — long ids cost more): past either,
+ * the oldest entries are forgotten first, so under that much traffic the effective window is
+ * shorter than configured (`tributary_router_dedup_capacity_evictions_total` counts it).
+ * The bound holds while the state is reloaded from the dedup topic too.
  *
  * Claims made while routing a chunk are held in a `DedupClaims` overlay and reach the
  * state only when the chunk's transaction committed, so an aborted transaction forgets
@@ -17,6 +19,7 @@
 export interface DedupOptions {
   windowMs: number;
   maxEntries: number;
+  maxBytes: number;
   /** Called for each entry forgotten before its window ended because the state was full. */
   onCapacityEviction?: () => void;
 }
@@ -25,14 +28,28 @@ export function dedupKey(sourceId: string, messageId: string): string {
   return `${sourceId}/${messageId}`;
 }
 
+/** Estimated bytes of one entry beside its key: the Map slot, the number, the string header. */
+export const ENTRY_OVERHEAD_BYTES = 80;
+
+/** Estimated bytes an entry holds: V8 strings take one or two bytes a character; two is the bound. */
+export function entryBytes(key: string): number {
+  return ENTRY_OVERHEAD_BYTES + 2 * key.length;
+}
+
 export class DedupState {
   /** Insertion order is (nearly) first-seen order, so the oldest entries come first. */
   private readonly firstSeen = new Map<string, number>();
+  private bytesHeld = 0;
 
   constructor(readonly options: DedupOptions) {}
 
   get size(): number {
     return this.firstSeen.size;
+  }
+
+  /** Estimated bytes the entries hold. */
+  get bytes(): number {
+    return this.bytesHeld;
   }
 
   isDuplicate(key: string, now: number): boolean {
@@ -50,12 +67,13 @@ export class DedupState {
     const existing = this.firstSeen.get(key);
     if (existing !== undefined) {
       if (existing >= firstSeenAt) return;
-      this.firstSeen.delete(key);
+      this.forget(key);
     }
     this.firstSeen.set(key, firstSeenAt);
-    while (this.firstSeen.size > this.options.maxEntries) {
+    this.bytesHeld += entryBytes(key);
+    while (this.firstSeen.size > this.options.maxEntries || this.bytesHeld > this.options.maxBytes) {
       const oldest = this.firstSeen.keys().next().value as string;
-      this.firstSeen.delete(oldest);
+      this.forget(oldest);
       this.options.onCapacityEviction?.();
     }
   }
@@ -68,10 +86,14 @@ export class DedupState {
     let evicted = 0;
     for (const [key, firstSeenAt] of this.firstSeen) {
       if (now - firstSeenAt < this.options.windowMs) break;
-      this.firstSeen.delete(key);
+      this.forget(key);
       evicted++;
     }
     return evicted;
+  }
+
+  private forget(key: string): void {
+    if (this.firstSeen.delete(key)) this.bytesHeld -= entryBytes(key);
   }
 
   claims(now: number): DedupClaims {

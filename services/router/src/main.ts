@@ -6,7 +6,7 @@
  * topic is read, so a predecessor's open transaction is aborted and does not hold the
  * read back; the dedup state is complete before the first ingest record is routed.
  */
-import { ConfigView, connectInfrastructure, createHttpServer, listen, runService, topicDefinitions, TransactionalOutput } from '@tributary/shared';
+import { ConfigView, createHttpServer, createInfrastructure, listen, prepareInfrastructure, runService, topicDefinitions, TransactionalOutput } from '@tributary/shared';
 import { DedupStore } from './dedup-store.js';
 import { createRouterMetrics } from './metrics.js';
 import { RouterPipeline } from './pipeline.js';
@@ -17,13 +17,15 @@ await runService({
   env: routerEnv,
   async start(context) {
     const { env, logger, metrics, readiness, onShutdown } = context;
-    for (const check of ['config', 'dedup', 'consumer']) readiness.set(check, false);
+    for (const check of ['config', 'dedup']) readiness.set(check, false);
     const namespace = env.TOPIC_NAMESPACE;
-    const { kafka, codec, topics } = await connectInfrastructure(context, (names) => topicDefinitions(names, { dedupWindowMs: env.DEDUP_WINDOW }));
-
+    // Served first: while Kafka is away at start-up the router waits, unready but alive.
     const app = createHttpServer({ logger, metrics, readiness });
     await listen(app, env.HTTP_PORT, env.HTTP_HOST);
     onShutdown('http', () => app.close());
+    const infrastructure = createInfrastructure(context);
+    const { kafka, codec, topics } = infrastructure;
+    await prepareInfrastructure(context, infrastructure, (names) => topicDefinitions(names, { dedupWindowMs: env.DEDUP_WINDOW }));
 
     const config = new ConfigView({ kafka, codec, logger, topic: topics.config, groupPrefix: `${namespace}-router` });
     await config.start();
@@ -31,7 +33,7 @@ await runService({
     readiness.set('config', true);
 
     const output = new TransactionalOutput({ kafka, transactionalId: `${namespace}-router-${env.INSTANCE_ID}`, logger });
-    await output.start();
+    await output.start(context.signal);
     onShutdown('producer', () => output.stop());
 
     const dedup = new DedupStore({
@@ -42,6 +44,7 @@ await runService({
       groupPrefix: `${namespace}-router`,
       windowMs: env.DEDUP_WINDOW,
       maxEntries: env.DEDUP_MAX_ENTRIES,
+      maxBytes: env.DEDUP_MAX_BYTES,
       // Evictions happen only once start() reads entries, after routerMetrics exists.
       onCapacityEviction: () => routerMetrics.dedupCapacityEvictions.inc(),
     });
@@ -64,13 +67,6 @@ await runService({
       groupId: `${namespace}-router`,
       maxBatch: env.ROUTER_MAX_BATCH,
       sessionTimeoutMs: env.ROUTER_SESSION_TIMEOUT,
-      onFatal: (error) => {
-        // Thrown outside any handler on purpose: runService treats an uncaught exception
-        // as fatal and shuts down with a non-zero exit code, so the process is restarted.
-        setImmediate(() => {
-          throw error;
-        });
-      },
     });
     // Registered last so it runs first at shutdown: the in-flight transaction finishes
     // before the producer disconnects.

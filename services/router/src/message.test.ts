@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { IngestMessage } from '@tributary/schemas';
 import { FIXTURES } from './__fixtures__/messages.js';
+import { AvroDecodeError } from '@tributary/shared';
 import { checkMessage, classifyDecodeError, InvalidMessage, parseFreeForm } from './message.js';
 
 const problem = (message: IngestMessage): string | undefined => {
@@ -66,16 +67,22 @@ describe('parseFreeForm', () => {
 });
 
 describe('classifyDecodeError', () => {
-  it('a value that is not framed Avro is undecodable for good', () => {
-    expect(classifyDecodeError(new Error('not a Confluent-framed Avro value (missing magic byte 0)'))?.reason).toBe('undecodable');
+  it('a value that can never be decoded is invalid for good, with the codec’s reason', () => {
+    expect(classifyDecodeError(new AvroDecodeError('not_framed', 'not a Confluent-framed Avro value (missing magic byte 0)'))?.reason).toBe('not_framed');
+    expect(classifyDecodeError(new AvroDecodeError('unknown_schema', 'schema id 32639 is not in the registry'))).toMatchObject({ reason: 'unknown_schema' });
   });
 
-  it('a writer schema id the registry does not know (404) is undecodable for good', () => {
-    const notFound = Object.assign(new Error("No content with ID '32639' was found."), { status: 404 });
-    expect(classifyDecodeError(notFound)?.message).toBe("unknown writer schema: No content with ID '32639' was found.");
+  it('any other failure (the registry unreachable) may pass: the batch is retried, nothing dropped', () => {
+    expect(classifyDecodeError(Object.assign(new Error('connect ECONNREFUSED'), { status: 503 }))).toBeUndefined();
+    expect(classifyDecodeError(new Error('socket hang up'))).toBeUndefined();
   });
+});
 
-  it.each([[400], [500], [503]])('a registry answer with status %i may pass: the batch is retried, nothing dropped', (status) => {
-    expect(classifyDecodeError(Object.assign(new Error('connect ECONNREFUSED'), { status }))).toBeUndefined();
+describe('limits', () => {
+  it('refuses ids longer than ingest accepts and free-form fields nested too deep', () => {
+    expect(() => checkMessage({ ...FIXTURES.track, messageId: 'm'.repeat(30_000) })).toThrow(/messageId is 30000 characters; the limit is 100/);
+    expect(() => checkMessage({ ...FIXTURES.track, userId: 'u'.repeat(600) })).toThrow(/userId is 600 characters/);
+    const deep = `${'{"n":'.repeat(5_000)}1${'}'.repeat(5_000)}`;
+    expect(() => parseFreeForm({ ...FIXTURES.track, properties: deep })).toThrow(expect.objectContaining({ reason: 'too_deep' }) as unknown as Error);
   });
 });

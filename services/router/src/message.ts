@@ -1,16 +1,18 @@
 /**
  * What the router accepts from the ingest topic. Ingest validates what it writes, but the
  * topic is a public contract that producers may write to directly, so every record is
- * checked for what routing and rendering need; one that fails is reported as an
- * `InvalidMessage` and skipped (there is no dead-letter topic for ingest records).
+ * checked for what routing and rendering need — within the same limits ingest applies;
+ * one that fails is reported as an `InvalidMessage` and quarantined with its reason.
  */
 import type { IngestMessage, MessageType } from '@tributary/schemas';
 import { MESSAGE_TYPES } from '@tributary/schemas';
+import { MAX_ID_LENGTH, MAX_JSON_DEPTH, MAX_MESSAGE_ID_LENGTH, nestsDeeperThan, QUARANTINE_REASONS, undecodableCause, type QuarantineReason } from '@tributary/shared';
 import { isJsonObject, type JsonObject } from './integrations.js';
 
-export type InvalidReason = 'undecodable' | 'missing_field' | 'invalid_timestamp' | 'invalid_json';
+/** Why a record is invalid: the reasons it is quarantined with. */
+export type InvalidReason = QuarantineReason;
 
-export const INVALID_REASONS: readonly InvalidReason[] = ['undecodable', 'missing_field', 'invalid_timestamp', 'invalid_json'];
+export const INVALID_REASONS: readonly InvalidReason[] = QUARANTINE_REASONS;
 
 export class InvalidMessage extends Error {
   constructor(
@@ -71,6 +73,13 @@ export function checkMessage(message: IngestMessage): void {
   }
   const missing = missingFor(message);
   if (missing !== undefined) throw new InvalidMessage('missing_field', `${message.type} needs ${missing}`);
+  if (message.messageId.length > MAX_MESSAGE_ID_LENGTH) {
+    throw new InvalidMessage('invalid_id', `messageId is ${message.messageId.length} characters; the limit is ${MAX_MESSAGE_ID_LENGTH}`);
+  }
+  for (const field of ['userId', 'anonymousId', 'groupId', 'previousId'] as const) {
+    const value = message[field];
+    if (value !== null && value.length > MAX_ID_LENGTH) throw new InvalidMessage('invalid_id', `${field} is ${value.length} characters; the limit is ${MAX_ID_LENGTH}`);
+  }
   checkTime('timestamp', message.timestamp, true);
   checkTime('receivedAt', message.receivedAt, true);
   checkTime('sentAt', message.sentAt, false);
@@ -79,6 +88,9 @@ export function checkMessage(message: IngestMessage): void {
 
 function parseObject(field: string, text: string | null): JsonObject | null {
   if (text === null) return null;
+  // Checked by a scan before parsing: rendering recurses, and a record nesting thousands deep
+  // would overflow the stack there.
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) throw new InvalidMessage('too_deep', `${field} nests more than ${MAX_JSON_DEPTH} levels deep`);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -103,17 +115,12 @@ export function parseFreeForm(message: IngestMessage): FreeForm {
 }
 
 /**
- * Sorts a failure to decode an ingest record: a value that is not Confluent-framed Avro,
- * names a schema id the registry does not know (404) or does not parse with its writer
- * schema is invalid for good; any other registry answer (5xx, a network failure, which
- * the registry client reports with a status too) may pass, so it is returned as
- * `undefined` and the caller retries the batch rather than drop records.
+ * Sorts a failure to decode an ingest record: one that can never be decoded (not framed, an
+ * unknown schema id, truncated Avro) is invalid for good; any other (the registry
+ * unreachable) may pass, so it is returned as `undefined` and the caller retries the batch
+ * rather than drop records.
  */
 export function classifyDecodeError(error: unknown): InvalidMessage | undefined {
-  const status = (error as { status?: unknown } | null)?.status;
-  const detail = error instanceof Error ? error.message : String(error);
-  if (typeof status === 'number') {
-    return status === 404 ? new InvalidMessage('undecodable', `unknown writer schema: ${detail}`) : undefined;
-  }
-  return new InvalidMessage('undecodable', detail);
+  const cause = undecodableCause(error);
+  return cause === undefined ? undefined : new InvalidMessage(cause.reason, cause.error);
 }

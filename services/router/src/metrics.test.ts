@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { InvalidMessage } from './message.js';
+import { INVALID_REASONS, InvalidMessage } from './message.js';
 import { createRouterMetrics } from './metrics.js';
 
 async function sample(registry: Registry, name: string): Promise<Array<{ labels: object; value: number }>> {
@@ -18,7 +18,7 @@ describe('router metrics', () => {
       { reason: 'no_destinations' },
       { reason: 'source_disabled' },
     ]);
-    expect(await sample(registry, 'tributary_router_invalid_total')).toHaveLength(4);
+    expect(await sample(registry, 'tributary_router_invalid_total')).toHaveLength(INVALID_REASONS.length);
   });
 
   it('adds a committed chunk\'s outcome and reports the dedup size', async () => {
@@ -29,7 +29,7 @@ describe('router metrics', () => {
       routed: new Map([['crm', 3], ['bi', 1]]),
       filtered: new Map([['integrations_off', 2]]),
       duplicates: 5,
-      invalid: [{ offset: '7', error: new InvalidMessage('invalid_json', 'x') }],
+      invalid: [{ offset: '7', raw: { key: null, value: null, timestamp: '0' }, error: new InvalidMessage('invalid_json', 'x') }],
     });
     expect(await sample(registry, 'tributary_router_routed_total')).toEqual([
       { labels: { destination: 'crm' }, value: 3 },

@@ -3,7 +3,7 @@
  * the deliveries committed, so a chunk routed again after an abort is not counted twice.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { LATENCY_BUCKETS } from '@tributary/shared';
+import { createQuarantineCounter, LATENCY_BUCKETS } from '@tributary/shared';
 import { INVALID_REASONS } from './message.js';
 import type { ChunkOutcome } from './route-chunk.js';
 import { FILTER_REASONS } from './routing.js';
@@ -13,6 +13,7 @@ export interface RouterMetrics {
   filtered: Counter<'reason'>;
   duplicates: Counter;
   invalid: Counter<'reason'>;
+  quarantined: Counter<'topic' | 'reason'>;
   batchDuration: Histogram;
   transactionDuration: Histogram;
   transactionSize: Histogram;
@@ -34,7 +35,7 @@ export function createRouterMetrics(registry: Registry, dedupEntries: () => numb
   for (const reason of FILTER_REASONS) filtered.inc({ reason }, 0);
   const invalid = new Counter({
     name: 'tributary_router_invalid_total',
-    help: 'Ingest records skipped because they could not be decoded or lacked required fields.',
+    help: 'Ingest records quarantined because they could not be decoded, lacked required fields or passed a limit.',
     labelNames: ['reason'],
     registers,
   });
@@ -61,6 +62,7 @@ export function createRouterMetrics(registry: Registry, dedupEntries: () => numb
       registers,
     }),
     invalid,
+    quarantined: createQuarantineCounter(registry),
     batchDuration: new Histogram({
       name: 'tributary_router_batch_duration_seconds',
       help: 'Time to route one chunk of ingest records, from decoding to the committed transaction.',

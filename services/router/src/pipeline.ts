@@ -27,9 +27,9 @@
  * than keep the group waiting; what they leave is fetched again after the rejoin. (A
  * member evicted from the group meanwhile is the KIP-447 limit in the README.)
  */
-import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import type { EachBatchPayload, Kafka, KafkaMessage, Message } from 'kafkajs';
 import type { IngestMessage, TopicNames } from '@tributary/schemas';
-import { BatchFailed, committedPositions, createConsumer, sendInChunks, TransactionOutcomeUnknown, withAdmin, type AvroCodec, type Logger, type Readiness, type TopicMessages, type TransactionalOutput } from '@tributary/shared';
+import { BatchFailed, committedPositions, quarantineMessage, sendInChunks, SupervisedConsumer, TransactionOutcomeUnknown, withAdmin, type AvroCodec, type Logger, type Readiness, type TopicMessages, type TransactionalOutput } from '@tributary/shared';
 import type { DedupStore } from './dedup-store.js';
 import { GroupCommit } from './group-commit.js';
 import { classifyDecodeError, InvalidMessage } from './message.js';
@@ -50,12 +50,10 @@ export interface PipelineOptions {
   groupId: string;
   maxBatch: number;
   sessionTimeoutMs: number;
-  /** The consumer stopped for good (kafkajs will not restart it). */
-  onFatal(error: Error): void;
 }
 
 export class RouterPipeline {
-  private consumer: Consumer | undefined;
+  private consumer: SupervisedConsumer | undefined;
   private readonly groupCommit: GroupCommit<PartitionChunk>;
   /** Partitions whose committed position must be read back before routing goes on. */
   private readonly rewindNeeded = new Set<number>();
@@ -76,46 +74,46 @@ export class RouterPipeline {
 
   async start(): Promise<void> {
     const { kafka, topics, groupId, sessionTimeoutMs, dedup, readiness, logger } = this.options;
-    const consumer = createConsumer(kafka, groupId, {
-      sessionTimeout: sessionTimeoutMs,
-      heartbeatInterval: Math.min(3_000, Math.floor(sessionTimeoutMs / 3)),
-      readUncommitted: false,
-    });
-    this.consumer = consumer;
-    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-      // Partitions may have come from another instance: catch up with what it committed
-      // to the dedup topic before routing them. A rejoin also reads committed offsets
-      // afresh, so no rewind is pending any more.
-      dedup.invalidate();
-      this.rewindNeeded.clear();
-      readiness.set('consumer', true);
-      logger.info({ assignment: payload.memberAssignment }, 'partitions assigned');
-    });
-    consumer.on(consumer.events.FETCH_START, () => {
-      this.heartbeatFailed = false;
-    });
-    consumer.on(consumer.events.CRASH, ({ payload }) => {
-      readiness.set('consumer', false);
-      logger.error({ err: payload.error, restart: payload.restart }, 'ingest consumer crashed');
-      if (!payload.restart) this.options.onFatal(payload.error);
-    });
     // A fetch returns at most one batch per partition, so with a worker per partition every
     // batch of a fetch is routed at once and their chunks can share a transaction.
     const partitions = await this.ingestPartitions();
-    await consumer.connect();
-    // A new group starts at the beginning: what was accepted before the first router ran is routed too.
-    await consumer.subscribe({ topic: topics.ingest, fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: partitions,
-      eachBatch: (payload) => this.handleBatch(payload),
+    this.consumer = new SupervisedConsumer({
+      kafka,
+      groupId,
+      config: { sessionTimeout: sessionTimeoutMs, heartbeatInterval: Math.min(3_000, Math.floor(sessionTimeoutMs / 3)), readUncommitted: false },
+      logger,
+      name: 'consumer',
+      readiness,
+      // A replacement reads from the committed offsets: nothing is pending any more.
+      onReplace: () => this.rewindNeeded.clear(),
+      setup: async (consumer) => {
+        consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+          // Partitions may have come from another instance: catch up with what it committed
+          // to the dedup topic before routing them. A rejoin also reads committed offsets
+          // afresh, so no rewind is pending any more.
+          dedup.invalidate();
+          this.rewindNeeded.clear();
+          logger.info({ assignment: payload.memberAssignment }, 'partitions assigned');
+        });
+        consumer.on(consumer.events.FETCH_START, () => {
+          this.heartbeatFailed = false;
+        });
+        // A new group starts at the beginning: what was accepted before the first router ran is routed too.
+        await consumer.subscribe({ topic: topics.ingest, fromBeginning: true });
+        await consumer.run({
+          autoCommit: false,
+          eachBatchAutoResolve: false,
+          partitionsConsumedConcurrently: partitions,
+          eachBatch: (payload) => this.handleBatch(payload),
+        });
+      },
     });
+    await this.consumer.start();
   }
 
   /** Stops fetching; `eachBatch` calls under way finish their chunks' transactions first. */
   async stop(): Promise<void> {
-    await this.consumer?.disconnect();
+    await this.consumer?.stop();
     this.consumer = undefined;
   }
 
@@ -173,14 +171,19 @@ export class RouterPipeline {
     const { codec, topics, config, dedup, output, metrics, logger, groupId } = this.options;
     const claims = dedup.claims();
     const plan = planTransaction(chunks, config, claims);
+    // Invalid records go to the quarantine in this transaction, with the offsets that skip them.
+    const quarantined: Message[] = [];
+    const now = Date.now();
     for (const [index, outcome] of plan.outcomes.entries()) {
       const { topic, partition } = chunks[index]!;
-      for (const { offset, error } of outcome.invalid) {
-        logger.error({ topic, partition, offset, reason: error.reason, problem: error.message }, 'invalid ingest record skipped');
+      for (const { offset, raw, error } of outcome.invalid) {
+        logger.error({ topic, partition, offset, reason: error.reason, problem: error.message }, 'invalid ingest record quarantined');
+        quarantined.push(quarantineMessage(codec, topics, 'router', { topic, partition, offset, ...raw }, { reason: error.reason, error: error.message }, now).message);
       }
     }
 
     const topicMessages: TopicMessages[] = [];
+    if (quarantined.length > 0) topicMessages.push({ topic: topics.quarantine, messages: quarantined });
     if (plan.deliveries.length > 0) {
       topicMessages.push({
         topic: topics.deliveries,
@@ -213,18 +216,22 @@ export class RouterPipeline {
     metrics.transactionSize.observe(records);
     metrics.transactionPartitions.observe(plan.offsets.reduce((sum, { partitions }) => sum + partitions.length, 0));
     claims.commit();
-    for (const outcome of plan.outcomes) metrics.recordCommitted(outcome);
+    for (const [index, outcome] of plan.outcomes.entries()) {
+      metrics.recordCommitted(outcome);
+      for (const { error } of outcome.invalid) metrics.quarantined.inc({ topic: chunks[index]!.topic, reason: error.reason });
+    }
   }
 
   private async decode(message: KafkaMessage): Promise<DecodedRecord> {
-    const { offset, value } = message;
-    if (value === null || value.length === 0) return { offset, invalid: new InvalidMessage('undecodable', 'the record has no value') };
+    const { offset, value, key, timestamp } = message;
+    const raw = { key, value, timestamp };
+    if (value === null || value.length === 0) return { offset, raw, invalid: new InvalidMessage('not_framed', 'the record has no value') };
     try {
-      return { offset, message: await this.options.codec.decode<IngestMessage>('ingest', value) };
+      return { offset, raw, message: await this.options.codec.decode<IngestMessage>('ingest', value) };
     } catch (error) {
       const invalid = classifyDecodeError(error);
       if (invalid === undefined) throw error;
-      return { offset, invalid };
+      return { offset, raw, invalid };
     }
   }
 
@@ -248,7 +255,7 @@ export class RouterPipeline {
     await output.ensureRegistered();
     const offsets = await committedPositions(kafka, groupId, topic, this.rewindNeeded);
     for (const [partition, offset] of offsets) {
-      this.consumer?.seek({ topic, partition, offset });
+      this.consumer?.current?.seek({ topic, partition, offset });
       this.rewindNeeded.delete(partition);
       logger.warn({ topic, partition, offset }, 'partition rewound to its committed offset');
     }

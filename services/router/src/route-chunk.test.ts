@@ -28,8 +28,9 @@ const web: Source = { id: 'web', name: 'Web', writeKey: 'wk_web_123', enabled: t
 const config = lookup([web, { id: 'off', name: 'Off', writeKey: 'wk_off_123', enabled: false }], [destination('crm', ['web']), destination('bi', ['web', 'off'])]);
 
 let offset = 0;
-const record = (message: IngestMessage): DecodedRecord => ({ offset: String(offset++), message });
-const newState = () => new DedupState({ windowMs: 86_400_000, maxEntries: 1000 });
+const raw = { key: null, value: null, timestamp: '0' };
+const record = (message: IngestMessage): DecodedRecord => ({ offset: String(offset++), raw, message });
+const newState = () => new DedupState({ windowMs: 86_400_000, maxEntries: 1000, maxBytes: 1e9 });
 
 describe('routeChunk', () => {
   it('makes one delivery per enabled destination, keyed by destination and message, sharing one body', () => {
@@ -115,13 +116,13 @@ describe('routeChunk', () => {
   });
 
   it('reports invalid records with their offsets and goes on with the rest', () => {
-    const undecodable: DecodedRecord = { offset: '41', invalid: new InvalidMessage('undecodable', 'garbage') };
+    const undecodable: DecodedRecord = { offset: '41', raw, invalid: new InvalidMessage('undecodable', 'garbage') };
     const outcome = routeChunk(
       [
         undecodable,
-        { offset: '42', message: { ...FIXTURES.track, event: null } },
-        { offset: '43', message: { ...FIXTURES.track, messageId: 'bad-json', properties: '{oops' } },
-        { offset: '44', message: FIXTURES.screen },
+        { offset: '42', raw, message: { ...FIXTURES.track, event: null } },
+        { offset: '43', raw, message: { ...FIXTURES.track, messageId: 'bad-json', properties: '{oops' } },
+        { offset: '44', raw, message: FIXTURES.screen },
       ],
       config,
       newState().claims(NOW),

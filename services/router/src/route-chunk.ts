@@ -12,7 +12,22 @@ import { checkMessage, InvalidMessage, parseFreeForm, type FreeForm } from './me
 import { renderBody } from './render.js';
 import { decideRoute, type FilterReason } from './routing.js';
 
-export type DecodedRecord = { offset: string; message: IngestMessage } | { offset: string; invalid: InvalidMessage };
+/** The record as read from Kafka, for the quarantine should it turn out invalid. */
+export interface RawRecord {
+  key: Buffer | null;
+  value: Buffer | null;
+  timestamp: string;
+}
+
+export type DecodedRecord = { offset: string; raw: RawRecord; message: IngestMessage } | { offset: string; raw: RawRecord; invalid: InvalidMessage };
+
+/**
+ * Bytes of a rendered body: with its routing fields, the delivery record must fit the
+ * broker's record limit (1 MB by default), or the routing transaction could never commit.
+ * Ingest's own limits keep bodies near 32 KB; only a record written to the ingest topic
+ * directly comes near this.
+ */
+export const MAX_BODY_BYTES = 900_000;
 
 /** The part of the live configuration routing reads (ConfigView provides it). */
 export interface ConfigLookup {
@@ -26,7 +41,7 @@ export interface ChunkOutcome {
   routed: Map<string, number>;
   filtered: Map<FilterReason, number>;
   duplicates: number;
-  invalid: Array<{ offset: string; error: InvalidMessage }>;
+  invalid: Array<{ offset: string; raw: RawRecord; error: InvalidMessage }>;
 }
 
 const increment = <K>(counts: Map<K, number>, key: K): void => void counts.set(key, (counts.get(key) ?? 0) + 1);
@@ -35,14 +50,17 @@ export function routeChunk(records: readonly DecodedRecord[], config: ConfigLook
   const outcome: ChunkOutcome = { deliveries: [], routed: new Map(), filtered: new Map(), duplicates: 0, invalid: [] };
   for (const record of records) {
     if ('invalid' in record) {
-      outcome.invalid.push({ offset: record.offset, error: record.invalid });
+      outcome.invalid.push({ offset: record.offset, raw: record.raw, error: record.invalid });
       continue;
     }
     try {
       routeMessage(record.message, config, claims, outcome);
     } catch (error) {
-      if (!(error instanceof InvalidMessage)) throw error;
-      outcome.invalid.push({ offset: record.offset, error });
+      // Routing one record is a pure function of the record and the config: whatever fails
+      // for it fails again on every retry, so it is invalid rather than a reason to stop.
+      // (Nothing of it was added to the outcome: deliveries are pushed last.)
+      const invalid = error instanceof InvalidMessage ? error : new InvalidMessage('unrenderable', `routing failed: ${error instanceof Error ? error.message : String(error)}`);
+      outcome.invalid.push({ offset: record.offset, raw: record.raw, error: invalid });
     }
   }
   return outcome;
@@ -58,12 +76,14 @@ function routeMessage(message: IngestMessage, config: ConfigLookup, claims: Dedu
   for (const { reason } of decision.filtered) increment(outcome.filtered, reason);
   if (decision.destinations.length === 0) return;
 
-  const free = parts();
+  // Rendered before the id is claimed: a record that cannot be delivered must not mark its
+  // messageId as forwarded (a corrected copy would then be dropped as a repeat).
+  const body = renderBody(message, parts());
+  if (body.length > MAX_BODY_BYTES) throw new InvalidMessage('too_large', `the rendered webhook body is ${body.length} bytes; the limit is ${MAX_BODY_BYTES}`);
   if (!claims.claim(dedupKey(message.sourceId, message.messageId))) {
     outcome.duplicates++;
     return;
   }
-  const body = renderBody(message, free);
   for (const destination of decision.destinations) {
     outcome.deliveries.push({
       deliveryId: deliveryKey(destination.id, message.messageId),

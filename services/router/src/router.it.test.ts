@@ -4,8 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MESSAGE_TYPES, type IngestMessage } from '@tributary/schemas';
-import { metricValue, stackEnv, startService, uniqueNamespace, type RunningService } from '@tributary/test/harness';
+import { MESSAGE_TYPES, type IngestMessage, type QuarantinedRecord } from '@tributary/schemas';
+import { metricValue, readTopic, stackEnv, startService, testKafka, uniqueNamespace, type RunningService } from '@tributary/test/harness';
 import { FIXTURES } from './__fixtures__/messages.js';
 import {
   DeliveryWatcher,
@@ -105,9 +105,11 @@ describe('routing', () => {
     expect(await metricValue(router.url, 'tributary_router_filtered_total', { reason: 'no_destinations' })).toBe(none + 1);
   });
 
-  it('logs, counts and skips records it cannot route, and goes on', async () => {
-    const undecodable = await metricValue(router.url, 'tributary_router_invalid_total', { reason: 'undecodable' });
+  it('quarantines, logs and counts records it cannot route, and goes on', async () => {
+    const notFramed = await metricValue(router.url, 'tributary_router_invalid_total', { reason: 'not_framed' });
+    const unknown = await metricValue(router.url, 'tributary_router_invalid_total', { reason: 'unknown_schema' });
     const missing = await metricValue(router.url, 'tributary_router_invalid_total', { reason: 'missing_field' });
+    const deep = `${'{"n":'.repeat(5_000)}1${'}'.repeat(5_000)}`;
     const unknownSchema = Buffer.concat([Buffer.from([0, 0x7f, 0xff, 0xff, 0xf0]), Buffer.from('whatever')]);
     await stack.producer.send({
       topic: stack.topics.ingest,
@@ -115,14 +117,22 @@ describe('routing', () => {
         { key: 'anon-1', value: Buffer.from('{"not":"avro"}') },
         { key: 'anon-1', value: unknownSchema },
         { key: 'anon-1', value: stack.codec.encode(stack.topics.ingest, trackMessage('no-event', { sourceId: 'app', event: null })) },
+        { key: 'anon-1', value: stack.codec.encode(stack.topics.ingest, trackMessage('too-deep', { sourceId: 'app', properties: deep })) },
+        { key: 'anon-1', value: stack.codec.encode(stack.topics.ingest, trackMessage('m'.repeat(30_000), { sourceId: 'app' })) },
         { key: 'anon-1', value: stack.codec.encode(stack.topics.ingest, trackMessage('after-junk', { sourceId: 'app' })) },
       ],
     });
     await watcher.waitForKeys(['probe/after-junk']);
     expect(watcher.has('probe/no-event')).toBe(false);
-    expect(await metricValue(router.url, 'tributary_router_invalid_total', { reason: 'undecodable' })).toBe(undecodable + 2);
+    expect(watcher.has('probe/too-deep')).toBe(false);
+    expect(await metricValue(router.url, 'tributary_router_invalid_total', { reason: 'not_framed' })).toBe(notFramed + 1);
+    expect(await metricValue(router.url, 'tributary_router_invalid_total', { reason: 'unknown_schema' })).toBe(unknown + 1);
     expect(await metricValue(router.url, 'tributary_router_invalid_total', { reason: 'missing_field' })).toBe(missing + 1);
-    await expect.poll(() => readFileSync(router.logFile, 'utf8')).toMatch(/"level":"error".*"offset":"\d+","reason":"missing_field".*invalid ingest record skipped/);
+    await expect.poll(() => readFileSync(router.logFile, 'utf8')).toMatch(/"level":"error".*"offset":"\d+","reason":"missing_field".*invalid ingest record quarantined/);
+    // Each is on the quarantine topic with its reason and original bytes, written with the offset that skipped it.
+    const quarantined = await readTopic(testKafka(), stack.topics.quarantine, { until: (records) => records.length >= 5 });
+    const reasons = await Promise.all(quarantined.map(async ({ message }) => (await stack.codec.decode<QuarantinedRecord>('quarantine', message.value!)).reason));
+    expect(reasons.sort()).toEqual(['invalid_id', 'missing_field', 'not_framed', 'too_deep', 'unknown_schema']);
     expect(readFileSync(router.logFile, 'utf8')).not.toContain('not-logged');
   });
 });

@@ -10,6 +10,8 @@ export const routerEnv = {
   DEDUP_WINDOW: envTypes.duration('24h'),
   /** Upper bound on remembered message ids; past it the oldest are forgotten first. */
   DEDUP_MAX_ENTRIES: envTypes.positiveInt(2_000_000),
+  /** Estimated bytes the dedup state may hold (keys and overhead; see dedup.ts): 200 MB. */
+  DEDUP_MAX_BYTES: envTypes.positiveInt(200_000_000),
   /** Ingest records routed per Kafka transaction. */
   ROUTER_MAX_BATCH: envTypes.positiveInt(1000),
   /**

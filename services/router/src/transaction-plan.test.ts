@@ -23,12 +23,13 @@ const config: ConfigLookup = {
   destinationsForSource: (id) => (crm.sources.includes(id) ? [crm] : []),
 };
 
-const newState = () => new DedupState({ windowMs: 86_400_000, maxEntries: 1000 });
+const newState = () => new DedupState({ windowMs: 86_400_000, maxEntries: 1000, maxBytes: 1e9 });
 
 function chunk(partition: number, firstOffset: number, messages: Array<IngestMessage | InvalidMessage>, topic = INGEST): PartitionChunk {
   const records = messages.map((entry, index) => {
     const offset = String(firstOffset + index);
-    return entry instanceof InvalidMessage ? { offset, invalid: entry } : { offset, message: entry };
+    const raw = { key: null, value: null, timestamp: '0' };
+    return entry instanceof InvalidMessage ? { offset, raw, invalid: entry } : { offset, raw, message: entry };
   });
   return { topic, partition, records, nextOffset: String(firstOffset + messages.length) };
 }

@@ -124,7 +124,7 @@ describe('sources and destinations', () => {
       type: 'webhooks',
       sources: ['web', 'app'],
       enabled: true,
-      settings: { sharedSecret: '[redacted]', standardWebhooksSecret: null, webhooks: [{ url: 'https://hooks.example.com/segment', headers: { 'X-Team': 'growth' } }] },
+      settings: { sharedSecret: '[redacted]', standardWebhooksSecret: null, webhooks: [{ url: 'https://hooks.example.com/segment', headers: { 'X-Team': '[redacted]' } }] },
     });
 
     const inUse = await call('DELETE', '/sources/app');
@@ -227,7 +227,7 @@ describe('declarative apply', () => {
 
     const applied = await call('POST', '/config/apply', { document });
     expect(applied.json).toMatchObject({ applied: true, written: 2 });
-    expect((await call('GET', '/destinations/shop-hooks')).json).toMatchObject({ settings: { sharedSecret: '[redacted]', webhooks: [{ headers: { 'X-Shop': '1' } }] } });
+    expect((await call('GET', '/destinations/shop-hooks')).json).toMatchObject({ settings: { sharedSecret: '[redacted]', webhooks: [{ headers: { 'X-Shop': '[redacted]' } }] } });
     const afterFirst = await configEndOffset();
     expect(afterFirst).toBe(before + 2);
 

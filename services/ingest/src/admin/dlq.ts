@@ -29,7 +29,7 @@ import { SerialQueue } from './serial.js';
 export const DEFAULT_LIST_LIMIT = 100;
 export const MAX_LIST_LIMIT = 1000;
 
-const time = z.string().transform((text, ctx) => {
+export const time = z.string().transform((text, ctx) => {
   try {
     return parseTime(text, Date.now());
   } catch (error) {

@@ -10,6 +10,7 @@ import type { TopicNames } from '@tributary/schemas';
 import {
   createProducer,
   DeadLetterStore,
+  QuarantineStore,
   envTypes,
   TransactionalOutput,
   type AvroCodec,
@@ -22,6 +23,7 @@ import {
 import { AudienceTable } from './audience-table.js';
 import { ConfigStore } from './config-store.js';
 import { DestinationHealthTable } from './destination-health.js';
+import { AdminQuarantine } from './quarantine.js';
 import { AdminDeadLetters } from './dlq.js';
 import { AdminEvents } from './events.js';
 import { loadAdminOpenApi } from './openapi.js';
@@ -78,7 +80,8 @@ function mountApi({ token, env, infrastructure, store, logger, isReady }: ApiPar
     timeoutMs: env.ADMIN_WRITE_TIMEOUT,
   });
   const health = new DestinationHealthTable({ kafka, codec, logger, topic: topics.destinationHealth, groupPrefix: `${env.TOPIC_NAMESPACE}-ingest-admin` });
-  registerAdminApi(app, { token, config: store, events, deadLetters, health, isReady, logger, openapi: loadAdminOpenApi() });
+  const quarantine = new AdminQuarantine(new QuarantineStore({ kafka, codec, topics, logger, readTimeoutMs: env.ADMIN_WRITE_TIMEOUT }));
+  registerAdminApi(app, { token, config: store, events, deadLetters, health, quarantine, isReady, logger, openapi: loadAdminOpenApi() });
   return {
     async start() {
       await writer.start();

@@ -5,6 +5,7 @@ import { createLogger, MAX_WEBHOOKS, type HttpServer } from '@tributary/shared';
 import { MAX_AUDIENCE_MEMBERS } from './audience-plan.js';
 import type { ConfigStore } from './config-store.js';
 import type { DestinationHealthTable } from './destination-health.js';
+import type { AdminQuarantine } from './quarantine.js';
 import type { AdminDeadLetters } from './dlq.js';
 import type { AdminEvents } from './events.js';
 import { loadAdminOpenApi } from './openapi.js';
@@ -32,6 +33,7 @@ async function registeredRoutes(): Promise<string[]> {
     events: notCalled<AdminEvents>(),
     deadLetters: notCalled<AdminDeadLetters>(),
     health: notCalled<DestinationHealthTable>(),
+    quarantine: notCalled<AdminQuarantine>(),
     isReady: () => true,
     logger: createLogger({ service: 'test', level: 'silent' }),
     openapi: loadAdminOpenApi(),

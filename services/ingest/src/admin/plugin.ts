@@ -11,11 +11,12 @@ import { dlqRoutes } from './dlq.js';
 import { AdminError, toAdminError } from './errors.js';
 import { eventRoutes } from './event-routes.js';
 import { healthRoutes } from './health-routes.js';
+import { quarantineRoutes } from './quarantine.js';
 import type { OpenApiDocument } from './openapi.js';
 import { ADMIN_PREFIX, type AdminDeps, type AdminRoutes } from './routes.js';
 
 /** Every route group; a new group is one more entry. */
-export const ADMIN_ROUTES: readonly AdminRoutes[] = [configRoutes, eventRoutes, dlqRoutes, healthRoutes];
+export const ADMIN_ROUTES: readonly AdminRoutes[] = [configRoutes, eventRoutes, dlqRoutes, healthRoutes, quarantineRoutes];
 
 const REALM = 'Bearer realm="tributary-admin"';
 

@@ -6,6 +6,7 @@
 import type { HttpServer } from '@tributary/shared';
 import type { ConfigStore } from './config-store.js';
 import type { DestinationHealthTable } from './destination-health.js';
+import type { AdminQuarantine } from './quarantine.js';
 import type { AdminDeadLetters } from './dlq.js';
 import type { AdminEvents } from './events.js';
 
@@ -19,6 +20,8 @@ export interface AdminDeps {
   deadLetters: AdminDeadLetters;
   /** Circuit state and backlog per destination, as the dispatchers publish them. */
   health: DestinationHealthTable;
+  /** Records the services set aside, with their reasons. */
+  quarantine: AdminQuarantine;
   /** False until the admin side has connected and caught up; requests get 503 meanwhile. */
   isReady(): boolean;
 }
