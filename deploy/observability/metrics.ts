@@ -57,6 +57,9 @@ export const TRIBUTARY_METRICS: readonly MetricDefinition[] = [
   metric('tributary_retry_due_lag_seconds', 'histogram', ['tier'], ['retry-scheduler']),
   metric('tributary_retry_oldest_record_age_seconds', 'gauge', ['tier'], ['retry-scheduler']),
 
+  // Every consuming service sets aside the records it can never handle.
+  metric('tributary_quarantined_total', 'counter', ['topic', 'reason'], ['router', 'dispatcher', 'retry-scheduler']),
+
   // Every service that consumes reports the lag of its groups.
   metric('tributary_consumer_lag', 'gauge', ['group', 'topic', 'partition'], ['router', 'dispatcher', 'retry-scheduler']),
 ];

@@ -60,10 +60,11 @@ describe('tributary-rules.yaml', () => {
     ]);
   });
 
-  it('alerts on latency, dead letters, open circuits, retries, consumer lag, ingest errors and targets down', () => {
+  it('alerts on latency, dead letters, quarantined records, open circuits, retries, consumer lag, ingest errors and targets down', () => {
     expect(alerts.map((rule) => rule.alert)).toEqual([
       'TributaryDeliveryLatencyHigh',
       'TributaryDeadLettersIncreasing',
+      'TributaryRecordsQuarantined',
       'TributaryDestinationCircuitOpen',
       'TributaryRetriesPilingUp',
       'TributaryRetryReleaseLate',

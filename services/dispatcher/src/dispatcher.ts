@@ -61,6 +61,7 @@ export interface DispatcherOptions {
   breaker: BreakerSettings;
   limits: DispatcherLimits;
   commitIntervalMs: number;
+  sessionTimeoutMs: number;
   /** Test-only fault injection (DELIVERY_TEST_COMMIT_DELAY): see OutcomeWriterOptions. */
   delayBeforeCommitMs?: number;
   disableOnGone: boolean;
@@ -101,7 +102,7 @@ export class Dispatcher implements LaneHandler {
     this.attemptDeps = { config: options.config, freshness: options.freshness, client: options.client, ladder: options.ladder, series: this.series };
     const sources = { first: { topic: topics.deliveries, groupId }, retry: { topic: topics.dueRetries, groupId: `${groupId}-retries` } };
     this.lanes = new Lanes(options.limits, sources);
-    this.readers = LANES.map((lane) => new LaneReader({ kafka, codec, lane, ...sources[lane], handler: this, logger, readiness }));
+    this.readers = LANES.map((lane) => new LaneReader({ kafka, codec, lane, ...sources[lane], sessionTimeoutMs: options.sessionTimeoutMs, handler: this, logger, readiness }));
     this.health = new HealthPublisher({
       board: this.board,
       codec,

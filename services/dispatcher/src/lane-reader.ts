@@ -54,6 +54,7 @@ export interface LaneReaderOptions {
   lane: DeliveryLane;
   topic: string;
   groupId: string;
+  sessionTimeoutMs: number;
   handler: LaneHandler;
   logger: Logger;
   readiness: Readiness;
@@ -66,10 +67,11 @@ export class LaneReader {
   constructor(private readonly options: LaneReaderOptions) {}
 
   async start(): Promise<void> {
-    const { kafka, topic, groupId, lane, handler, logger, readiness } = this.options;
+    const { kafka, topic, groupId, lane, handler, logger, readiness, sessionTimeoutMs } = this.options;
     this.consumer = new SupervisedConsumer({
       kafka,
       groupId,
+      config: { sessionTimeout: sessionTimeoutMs, heartbeatInterval: Math.min(3_000, Math.floor(sessionTimeoutMs / 3)) },
       logger,
       name: `${lane} lane`,
       readiness,

@@ -82,6 +82,7 @@ await runService({
         maxRecordBytes: env.KAFKA_MAX_RECORD_BYTES,
       },
       commitIntervalMs: env.DELIVERY_COMMIT_INTERVAL,
+      sessionTimeoutMs: env.DELIVERY_SESSION_TIMEOUT,
       delayBeforeCommitMs: env.DELIVERY_TEST_COMMIT_DELAY,
       disableOnGone: env.DELIVERY_DISABLE_ON_GONE,
       instanceId: env.INSTANCE_ID,

@@ -16,6 +16,8 @@ export const dispatcherEnv = {
   DELIVERY_ALLOW_PRIVATE_NETWORKS: envTypes.boolean(false),
   RETRY_LADDER: envTypes.durationList('10s,1m,5m,15m,30m,1h,1h,1h'),
   RETRY_WINDOW: envTypes.duration('4h'),
+  /** Consumer-group session timeout of both lanes: how long a crashed instance holds its partitions. */
+  DELIVERY_SESSION_TIMEOUT: envTypes.duration('30s'),
   /** Deliveries being attempted at once, over all destinations. */
   DELIVERY_MAX_IN_FLIGHT: envTypes.positiveInt(512),
   /** Deliveries being attempted at once for one destination (also the connections per origin). */
