@@ -48,6 +48,9 @@ export function createHttpServer({ logger, metrics, readiness, bodyLimit, timeou
     // Per-request log lines would dominate the log at ingest rates; services log outcomes.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: bodyLimit ?? 1024 * 1024,
+    // Client libraries build URLs by concatenation: analytics-java posts to /v1/import/, and an
+    // endpoint configured with a trailing slash gives //v1/batch. Both mean the same route.
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });

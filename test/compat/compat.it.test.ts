@@ -1,11 +1,12 @@
 /**
  * Real-client compatibility: the real Segment client libraries — analytics-go v2.1.1,
- * @segment/analytics-node, analytics-node 6 and segment-analytics-python — send their
+ * @segment/analytics-node, analytics-node 6, segment-analytics-python and analytics-java
+ * 3.5.4 — send their
  * calls to a running ingest, and every message must arrive on the ingest topic exactly
  * once, with its fields and normalised timestamps (`checkDelivery` says what that
  * means). Each client gets its own namespace, source and ingest process.
  *
- * The Go and Python toolchains are required: without them the Go or Python case fails
+ * The Go, Python and Java (JDK 17 + Maven) toolchains are required: without one its case fails
  * saying what to install. Their first run downloads modules / packages and builds into a
  * cache outside the repository; the test log shows how long that took.
  */
@@ -28,7 +29,7 @@ import { checkDelivery, describeTraffic, type ArrivedRecord } from './delivery-c
 import type { CallType, Manifest } from './manifest.js';
 import { runAnalyticsNode6 } from './node/analytics-node-6.js';
 import { runSegmentAnalyticsNode, type DriverOptions } from './node/segment-analytics-node.js';
-import { buildGoDriver, preparePythonVenv, PYTHON_DRIVER, runDriverProgram, type Prepared } from './toolchains.js';
+import { buildGoDriver, prepareJavaDriver, preparePythonVenv, PYTHON_DRIVER, runDriverProgram, type Prepared } from './toolchains.js';
 
 type Driver = (options: DriverOptions) => Promise<Manifest>;
 
@@ -77,6 +78,16 @@ const CLIENTS: ClientCase[] = [
       const prepared = await preparePythonVenv();
       logPreparation('Python venv', prepared);
       return (options) => runDriverProgram('the Python driver', prepared.path, [PYTHON_DRIVER], options);
+    },
+  },
+  {
+    name: 'analytics-java 3.5.4',
+    // Its own batching: three messages per request to /v1/import/ (with the trailing slash).
+    calls: SIX_CALLS,
+    async prepare() {
+      const prepared = await prepareJavaDriver();
+      logPreparation('Java driver build', prepared);
+      return (options) => runDriverProgram('the Java driver', prepared.path, prepared.args, options);
     },
   },
 ];

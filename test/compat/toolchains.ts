@@ -166,6 +166,50 @@ export async function preparePythonVenv(): Promise<Prepared> {
 
 export const PYTHON_DRIVER = join(PYTHON_DIR, 'driver.py');
 
+const JAVA_DIR = join(COMPAT_DIR, 'java');
+const JAVA_SOURCE = join(JAVA_DIR, 'src', 'main', 'java', 'tributary', 'compat', 'Driver.java');
+const JAVA_REQUIRED = 'a JDK >= 17 (java and javac) and Maven are required for the compat suite: install openjdk-17-jdk and maven';
+
+/** The command line that runs the compiled Java driver. */
+export interface JavaDriver extends Prepared {
+  args: string[];
+}
+
+/**
+ * Resolves analytics-java and its dependencies from Maven Central (pinned by
+ * test/compat/java/pom.xml, into the same Maven cache the local stack uses) and compiles
+ * Driver.java against them into the cache, keyed by the JDK and the driver's sources; or
+ * reuses what a previous run finished.
+ */
+export async function prepareJavaDriver(): Promise<JavaDriver> {
+  const started = performance.now();
+  const javaBanner = await toolVersion('java', ['-version'], JAVA_REQUIRED);
+  requireVersion(javaBanner, /version "(\d+)(?:\.(\d+))?/, [17, 0], JAVA_REQUIRED);
+  await toolVersion('javac', ['-version'], JAVA_REQUIRED);
+  const sources = [readFileSync(join(JAVA_DIR, 'pom.xml')), readFileSync(JAVA_SOURCE)];
+  const dir = join(cacheRoot(), `compat-java-${hashOf([javaBanner, ...sources])}`);
+  const classes = join(dir, 'classes');
+  const classpathFile = join(dir, 'classpath.txt');
+  const marker = join(dir, '.tributary-installed');
+  const command = (classpath: string): string[] => ['-cp', `${classes}:${classpath}`, 'tributary.compat.Driver'];
+  if (existsSync(marker)) return { path: 'java', args: command(readFileSync(classpathFile, 'utf8').trim()), cached: true, ms: performance.now() - started };
+
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(classes, { recursive: true });
+  await toolVersion('mvn', ['-v'], JAVA_REQUIRED);
+  const resolve = await runCommand(
+    'mvn',
+    ['-B', '-q', '-f', join(JAVA_DIR, 'pom.xml'), `-Dmaven.repo.local=${join(cacheRoot(), 'm2')}`, 'dependency:build-classpath', `-Dmdep.outputFile=${classpathFile}`],
+    { timeoutMs: 600_000 },
+  );
+  if (resolve.code !== 0) throw new Error(`resolving analytics-java (test/compat/java/pom.xml) failed with ${resolve.code}:\n${resolve.stdout}${resolve.stderr}`);
+  const classpath = readFileSync(classpathFile, 'utf8').trim();
+  const compile = await runCommand('javac', ['-encoding', 'UTF-8', '-d', classes, '-cp', classpath, JAVA_SOURCE], { timeoutMs: 300_000 });
+  if (compile.code !== 0) throw new Error(`javac of the Java compat driver failed with ${compile.code}:\n${compile.stderr}`);
+  writeFileSync(marker, javaBanner);
+  return { path: 'java', args: command(classpath), cached: false, ms: performance.now() - started };
+}
+
 /**
  * Runs a driver program (the Go binary, the Python script) and reads the manifest it
  * prints. Settings go by environment so the write key never shows in a process list.

@@ -100,6 +100,15 @@ describe('accepted calls', () => {
     expect(written()).toHaveLength(2);
   });
 
+  it('takes the paths client libraries build by concatenation: a trailing slash (analytics-java posts to /v1/import/) or a doubled one', async () => {
+    for (const url of ['/v1/import/', '/v1/batch/', '//v1/batch', '/v1/track/']) {
+      const body = url.includes('track') ? { userId: 'u1', event: 'Clicked' } : { batch: [{ type: 'track', userId: 'u1', event: 'Clicked' }] };
+      const response = await post(url, body);
+      expect(response.statusCode, url).toBe(200);
+    }
+    expect(submitted).toHaveLength(4);
+  });
+
   it('accepts a gzip body', async () => {
     const body = gzipSync(JSON.stringify({ batch: [{ type: 'track', userId: 'u', event: 'zipped' }] }));
     const response = await post('/v1/batch', body, { ...json, 'content-encoding': 'gzip' });
