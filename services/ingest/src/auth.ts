@@ -6,7 +6,7 @@
  * repeat the key.
  */
 import type { Source } from '@tributary/schemas';
-import type { ApiError } from './api-error.js';
+import type { ApiError } from '@tributary/shared/segment';
 
 export type HeaderCredentials =
   | { kind: 'none' }

@@ -1,8 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { isApiError } from './api-error.js';
-import { checkContentType, contentEncoding, decodeBody, parseJsonBody } from './request-body.js';
-import { MAX_REQUEST_BYTES } from './validation.js';
+import { MAX_REQUEST_BYTES } from '@tributary/shared/segment';
+import { checkContentType, contentEncoding, decodeBody } from './request-body.js';
 
 describe('checkContentType', () => {
   it.each(['application/json', 'application/json; charset=utf-8', 'Application/JSON;charset=ISO-8859-1', 'text/plain', 'text/plain;charset=UTF-8'])(
@@ -53,29 +52,5 @@ describe('decodeBody', () => {
 
   it('refuses a body that is not gzip', async () => {
     expect(await decodeBody(Buffer.from('{"batch":[]}'), 'gzip')).toMatchObject({ status: 400, code: 'invalid_gzip' });
-  });
-});
-
-describe('parseJsonBody', () => {
-  it('parses JSON, tolerating a byte-order mark', () => {
-    expect(parseJsonBody(Buffer.from('\uFEFF{"a":1}'))).toEqual({ ok: true, value: { a: 1 } });
-  });
-
-  it('refuses an empty body', () => {
-    expect(parseJsonBody(Buffer.from('  '))).toMatchObject({ ok: false, error: { status: 400, code: 'invalid_json', error: 'the request body is empty: send a JSON object' } });
-  });
-
-  it('refuses malformed JSON without quoting the body back', () => {
-    const result = parseJsonBody(Buffer.from('xyz{"writeKey":"wk_secret_value"}'));
-    expect(result).toMatchObject({ ok: false, error: { status: 400, code: 'invalid_json' } });
-    expect(JSON.stringify(result)).not.toContain('wk_secret');
-    expect(result.ok ? '' : result.error.error).toBe("the request body is not valid JSON: Unexpected token 'x'");
-  });
-});
-
-describe('isApiError', () => {
-  it('tells errors from buffers', () => {
-    expect(isApiError(Buffer.from('x'))).toBe(false);
-    expect(isApiError({ status: 400, code: 'x', error: 'y' })).toBe(true);
   });
 });

@@ -10,7 +10,7 @@ import { createHttpServer, createLogger, createMetrics, createReadiness, type Ht
 import { createIngestMetrics } from './ingest-metrics.js';
 import { ProduceFailedError, ProduceTimeoutError, type ProduceRecord } from './produce-batcher.js';
 import { registerSegmentApi } from './segment-api.js';
-import { MAX_REQUEST_BYTES } from './validation.js';
+import { MAX_REQUEST_BYTES } from '@tributary/shared/segment';
 
 const WRITE_KEY = 'wk_test_enabled';
 const DISABLED_KEY = 'wk_test_disabled';

@@ -9,11 +9,10 @@
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpServer } from '@tributary/shared';
-import { errorBody, type ApiError } from './api-error.js';
+import { errorBody, type ApiError, type CallKind } from '@tributary/shared/segment';
 import type { IngestMetrics } from './ingest-metrics.js';
 import { MAX_RAW_BODY_BYTES } from './request-body.js';
 import { createSegmentHandler, type SegmentHandlerDeps, type SegmentResponse } from './segment-handler.js';
-import type { CallKind } from './validation.js';
 
 export interface SegmentApiDeps extends SegmentHandlerDeps {
   metrics: IngestMetrics;

@@ -9,13 +9,21 @@
 import { randomUUID } from 'node:crypto';
 import type { IngestMessage, Source } from '@tributary/schemas';
 import type { Logger } from '@tributary/shared';
-import { errorBody, isApiError, unavailable, type ApiError, type ErrorBody } from './api-error.js';
+import {
+  errorBody,
+  isApiError,
+  parseJsonBody,
+  prepareCall,
+  unavailable,
+  writeKeyFromBody,
+  type ApiError,
+  type CallKind,
+  type ErrorBody,
+} from '@tributary/shared/segment';
 import { authenticate, credentialsFromHeader, missingCredentials } from './auth.js';
 import type { IngestMetrics } from './ingest-metrics.js';
-import { recordKey, toIngestMessage } from './normalise.js';
 import { BatcherClosedError, BatcherFullError, ProduceTimeoutError, type ProduceRecord } from './produce-batcher.js';
-import { checkContentType, contentEncoding, decodeBody, parseJsonBody } from './request-body.js';
-import { validateRequest, writeKeyFromBody, type CallKind } from './validation.js';
+import { checkContentType, contentEncoding, decodeBody } from './request-body.js';
 
 export interface SegmentCall {
   kind: CallKind;
@@ -98,15 +106,14 @@ export function createSegmentHandler(deps: SegmentHandlerDeps): (call: SegmentCa
       source = auth.source;
     }
 
-    const validation = validateRequest(parsed.value, call.kind);
-    if (!validation.ok) return refuse(validation.error);
+    const prepared = prepareCall(parsed.value, call.kind, { sourceId: source.id, receivedAt, newMessageId });
+    if (!prepared.ok) return refuse(prepared.error);
 
-    const { envelope, messages } = validation.request;
-    const receipt = { sourceId: source.id, receivedAt, newMessageId };
+    const { messages } = prepared;
     const records: ProduceRecord[] = new Array(messages.length);
     const perType = new Map<string, number>();
     for (let index = 0; index < messages.length; index++) {
-      const message = toIngestMessage(messages[index]!, envelope, receipt);
+      const { message, key } = messages[index]!;
       let value: Buffer;
       try {
         value = deps.encode(message);
@@ -118,7 +125,7 @@ export function createSegmentHandler(deps: SegmentHandlerDeps): (call: SegmentCa
           error: `message ${index} passed validation but could not be encoded; nothing in this request was accepted`,
         });
       }
-      records[index] = { key: Buffer.from(recordKey(message), 'utf8'), value };
+      records[index] = { key: Buffer.from(key, 'utf8'), value };
       perType.set(message.type, (perType.get(message.type) ?? 0) + 1);
     }
 

@@ -17,7 +17,7 @@
  *
  * A request is accepted or refused whole: the answer lists every problem found.
  */
-import { MAX_ID_LENGTH, MAX_MESSAGE_ID_LENGTH } from '@tributary/shared';
+import { MAX_ID_LENGTH, MAX_MESSAGE_ID_LENGTH } from '../limits.js';
 import type { ApiError } from './api-error.js';
 import { isJsonObject, type JsonObject } from './json-objects.js';
 import { parseTimestamp } from './timestamps.js';

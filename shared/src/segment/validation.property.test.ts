@@ -7,10 +7,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { avroType, type IngestMessage } from '@tributary/schemas';
-import { MAX_ID_LENGTH, MAX_MESSAGE_ID_LENGTH } from '@tributary/shared';
+import { MAX_ID_LENGTH, MAX_MESSAGE_ID_LENGTH } from '../limits.js';
 import { isJsonObject, type JsonObject } from './json-objects.js';
 import { recordKey, toIngestMessage } from './normalise.js';
-import { parseJsonBody } from './request-body.js';
+import { parseJsonBody } from './json-body.js';
 import { MAX_MESSAGE_BYTES, validateRequest, type CallKind } from './validation.js';
 
 const ingestType = avroType('ingest');
