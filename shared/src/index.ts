@@ -22,3 +22,4 @@ export * from './json-depth.js';
 export * from './limits.js';
 export * from './topic-scan.js';
 export * from './quarantine-store.js';
+export * from './produce-batcher.js';

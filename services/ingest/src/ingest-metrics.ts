@@ -1,7 +1,6 @@
 /** The ingest service's Prometheus series, on the service's registry. */
 import { Counter, Histogram, type Registry } from 'prom-client';
-import { LATENCY_BUCKETS, type Logger } from '@tributary/shared';
-import type { TransactionReport } from './produce-batcher.js';
+import { LATENCY_BUCKETS, type Logger, type TransactionReport } from '@tributary/shared';
 
 export interface IngestMetrics {
   requests: Counter<'route' | 'status'>;

@@ -4,10 +4,19 @@
  * ingest topic in Kafka transactions; the service is ready once it has read the config
  * topic and its transactional producer is connected.
  */
-import { ConfigView, createInfrastructure, createHttpServer, listen, prepareInfrastructure, runService, topicDefinitions, TransactionalOutput } from '@tributary/shared';
+import {
+  ConfigView,
+  createInfrastructure,
+  createHttpServer,
+  listen,
+  prepareInfrastructure,
+  ProduceBatcher,
+  runService,
+  topicDefinitions,
+  TransactionalOutput,
+} from '@tributary/shared';
 import { adminEnv, mountAdmin } from './admin/index.js';
 import { createIngestMetrics, transactionObserver } from './ingest-metrics.js';
-import { ProduceBatcher } from './produce-batcher.js';
 import { registerSegmentApi } from './segment-api.js';
 import { ingestEnv } from './settings.js';
 

@@ -6,9 +6,18 @@
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { IngestMessage, Source } from '@tributary/schemas';
-import { createHttpServer, createLogger, createMetrics, createReadiness, type HttpServer, type Metrics } from '@tributary/shared';
+import {
+  createHttpServer,
+  createLogger,
+  createMetrics,
+  createReadiness,
+  ProduceFailedError,
+  ProduceTimeoutError,
+  type HttpServer,
+  type Metrics,
+  type ProduceRecord,
+} from '@tributary/shared';
 import { createIngestMetrics } from './ingest-metrics.js';
-import { ProduceFailedError, ProduceTimeoutError, type ProduceRecord } from './produce-batcher.js';
 import { registerSegmentApi } from './segment-api.js';
 import { MAX_REQUEST_BYTES } from '@tributary/shared/segment';
 

@@ -8,10 +8,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IngestMessage, Source } from '@tributary/schemas';
-import type { Logger } from '@tributary/shared';
+import { BatcherClosedError, BatcherFullError, ProduceTimeoutError, type Logger, type ProduceRecord } from '@tributary/shared';
 import {
+  authenticate,
+  credentialsFromHeader,
   errorBody,
   isApiError,
+  missingCredentials,
   parseJsonBody,
   prepareCall,
   unavailable,
@@ -20,9 +23,7 @@ import {
   type CallKind,
   type ErrorBody,
 } from '@tributary/shared/segment';
-import { authenticate, credentialsFromHeader, missingCredentials } from './auth.js';
 import type { IngestMetrics } from './ingest-metrics.js';
-import { BatcherClosedError, BatcherFullError, ProduceTimeoutError, type ProduceRecord } from './produce-batcher.js';
 import { checkContentType, contentEncoding, decodeBody } from './request-body.js';
 
 export interface SegmentCall {

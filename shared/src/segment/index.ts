@@ -4,6 +4,7 @@
  * the ingest topic directly), so both accept and write exactly the same things.
  */
 export * from './api-error.js';
+export * from './auth.js';
 export * from './clock-skew.js';
 export * from './json-body.js';
 export * from './json-objects.js';

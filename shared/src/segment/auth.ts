@@ -1,12 +1,12 @@
 /**
- * Who is calling: the source whose write key came with the request, as HTTP basic auth
+ * Who is calling (ingest over HTTP; @tributary/producer by write key too): the source whose write key came with the request, as HTTP basic auth
  * (write key as user name, empty password — what every server-side Segment library
  * sends) or as `writeKey` in the JSON body (what analytics.js sends, since a browser
  * request with an Authorization header would need a CORS preflight). Answers never
  * repeat the key.
  */
 import type { Source } from '@tributary/schemas';
-import type { ApiError } from '@tributary/shared/segment';
+import type { ApiError } from './api-error.js';
 
 export type HeaderCredentials =
   | { kind: 'none' }
