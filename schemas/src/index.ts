@@ -261,6 +261,8 @@ export interface AudienceMembership {
   sourceId: string;
   member: boolean;
   updatedAt: number;
+  /** A computed trait's value as JSON text; null for a plain audience (the trait is then true). */
+  value: string | null;
 }
 
 /** Value of the router's dedup topic (key `<sourceId>/<messageId>`). */

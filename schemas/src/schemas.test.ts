@@ -64,7 +64,7 @@ describe('Avro schemas', () => {
     };
     const retry: RetryRecord = { delivery, dueAt: 5, tier: '10s' };
     const dead: DeadLetter = { delivery, reason: 'expired', status: 503, error: 'gave up', deadAt: 6 };
-    const membership: AudienceMembership = { audience: 'High Value', userId: 'u', sourceId: 'web', member: true, updatedAt: 7 };
+    const membership: AudienceMembership = { audience: 'High Value', userId: 'u', sourceId: 'web', member: true, updatedAt: 7, value: '"gold"' };
     const quarantined: QuarantinedRecord = {
       service: 'router', sourceTopic: 'tributary.ingest.v1', partition: 3, offset: 2 ** 40, reason: 'not_framed', error: 'no magic byte',
       key: Buffer.from('u'), value: Buffer.from([1, 2, 3]), valueSize: 3, recordTimestamp: 8, quarantinedAt: 9,

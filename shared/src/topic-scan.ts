@@ -3,7 +3,7 @@
  * admin API's listings (dead letters, the quarantine), which need every record of a range
  * once, without a consumer group that lives on.
  */
-import type { Kafka } from 'kafkajs';
+import type { Kafka, KafkaMessage } from 'kafkajs';
 import { createConsumer, withAdmin } from './kafka.js';
 import type { Logger } from './logger.js';
 import { undecodableCause } from './quarantine.js';
@@ -16,7 +16,7 @@ export class TopicReadTimeout extends Error {
   }
 }
 
-export interface ScanOptions<T> {
+export interface RawScanOptions {
   kafka: Kafka;
   topic: string;
   /** A throwaway group id (nothing is committed). */
@@ -24,6 +24,9 @@ export interface ScanOptions<T> {
   /** Epoch ms: start at the first record written at or after it (record timestamps); undefined = the start. */
   since: number | undefined;
   timeoutMs: number;
+}
+
+export interface ScanOptions<T> extends RawScanOptions {
   logger: Logger;
   decode(value: Buffer): Promise<T>;
 }
@@ -40,7 +43,28 @@ export interface Scanned<T> {
  * decode failure (the registry unreachable) fails the whole read rather than leave a gap.
  */
 export async function scanTopic<T>(options: ScanOptions<T>, onRecord: (record: Scanned<T>) => void): Promise<void> {
-  const { kafka, topic, groupId, since, timeoutMs, logger, decode } = options;
+  const { topic, logger, decode } = options;
+  await scanTopicMessages(options, async (partition, message) => {
+    if (!message.value) return;
+    let value: T;
+    try {
+      value = await decode(message.value);
+    } catch (error) {
+      if (!undecodableCause(error)) throw error;
+      logger.warn({ topic, partition, offset: message.offset }, 'unreadable record skipped');
+      return;
+    }
+    onRecord({ partition, offset: message.offset, value });
+  });
+}
+
+/**
+ * Every committed message of the range, tombstones included, in offset order per partition
+ * — for readers that must see deletions (an audience's state on its compacted topic). An
+ * error thrown by `onMessage` ends the scan with that error.
+ */
+export async function scanTopicMessages(options: RawScanOptions, onMessage: (partition: number, message: KafkaMessage) => Promise<void> | void): Promise<void> {
+  const { kafka, topic, groupId, since, timeoutMs } = options;
   const ranges = await withAdmin(kafka, async (admin) => {
     const ends = await admin.fetchTopicOffsets(topic);
     const starts = since === undefined ? undefined : await admin.fetchTopicOffsetsByTimestamp(topic, since);
@@ -58,15 +82,19 @@ export async function scanTopic<T>(options: ScanOptions<T>, onRecord: (record: S
   const unfinished = new Set(ranges.keys());
   let finish = (): void => undefined;
   let fail = (_error: unknown): void => undefined;
+  let failed = false;
   const done = new Promise<void>((resolve, reject) => {
     finish = resolve;
-    fail = reject;
+    fail = (error) => {
+      failed = true;
+      reject(error);
+    };
   });
   // Progress comes from batch ends: the last offset of a transactionally written
   // partition is a commit marker that no message callback sees.
   consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
     const range = ranges.get(payload.partition);
-    if (payload.topic !== topic || !range) return;
+    if (payload.topic !== topic || !range || failed) return;
     if (BigInt(payload.lastOffset) >= range.end - 1n) unfinished.delete(payload.partition);
     if (unfinished.size === 0) finish();
   });
@@ -77,22 +105,16 @@ export async function scanTopic<T>(options: ScanOptions<T>, onRecord: (record: S
       autoCommit: false,
       eachBatch: async ({ batch }) => {
         const range = ranges.get(batch.partition);
-        if (!range) return;
+        if (!range || failed) return;
         for (const message of batch.messages) {
           const offset = BigInt(message.offset);
-          if (offset < range.from || offset >= range.end || !message.value) continue;
-          let value: T;
+          if (offset < range.from || offset >= range.end) continue;
           try {
-            value = await decode(message.value);
+            await onMessage(batch.partition, message);
           } catch (error) {
-            if (!undecodableCause(error)) {
-              fail(error);
-              return;
-            }
-            logger.warn({ topic, partition: batch.partition, offset: message.offset }, 'unreadable record skipped');
-            continue;
+            fail(error);
+            return;
           }
-          onRecord({ partition: batch.partition, offset: message.offset, value });
         }
       },
     });

@@ -31,16 +31,17 @@ export const USAGE = `usage: npm run bench -- [--profile=<${SERVICES.join('|')}>
   [--limit-seconds=12] [--partitions=<broker default>] [--keep-topics]
    or: npm run bench -- --scenario=noisy-neighbour [--burst-events=100000] [--burst-rate=2500]
   [--trickle-rate=20] [--baseline-seconds=30] [--tail-seconds=10] [--ladder=5s,10s,20s] [--window=60s]
-  [--log-level=warn] [--label=<name>] [--partitions=<broker default>] [--keep-topics]`;
+  [--log-level=warn] [--label=<name>] [--partitions=<broker default>] [--keep-topics]
+   or: npm run bench -- --scenario=audience-sync [--members=1000000] [--joined=10000] [--left=5000] [--ingest-heap-mb=N]`;
 
-export type Scenario = 'throughput' | 'noisy-neighbour';
+export type Scenario = 'throughput' | 'noisy-neighbour' | 'audience-sync';
 
 /** Which scenario the command line asks for (`--scenario=…`, default the throughput run). */
 export function scenarioOf(argv: string[]): Scenario {
   const given = argv.find((arg) => arg.startsWith('--scenario='))?.slice('--scenario='.length);
   if (given === undefined || given === 'throughput') return 'throughput';
-  if (given === 'noisy-neighbour') return given;
-  throw new Error(`--scenario takes throughput or noisy-neighbour, got "${given}"\n${USAGE}`);
+  if (given === 'noisy-neighbour' || given === 'audience-sync') return given;
+  throw new Error(`--scenario takes throughput, noisy-neighbour or audience-sync, got "${given}"\n${USAGE}`);
 }
 
 export function parseNoisyOptions(argv: string[]): NoisyOptions {

@@ -32,6 +32,7 @@ import { summariseProfile, type CpuProfile } from './cpu-profile.js';
 import { LatencyHistogram, type HistogramJson, type LatencySummary } from './histogram.js';
 import { BATCH_SIZE } from './messages.js';
 import { runNoisyNeighbour } from './noisy-neighbour.js';
+import { parseAudienceOptions, runAudienceBench } from './audience-sync.js';
 import { parseNoisyOptions, parseOptions, scenarioOf, SERVICES, USAGE, type BenchOptions, type BenchService } from './options.js';
 import { findStackJvms } from './proc.js';
 import { forkChild, ProcessTable, stopChild, type Child } from './children.js';
@@ -693,9 +694,13 @@ if (process.argv.includes('--help')) {
 let run: () => Promise<void>;
 try {
   const argv = process.argv.slice(2);
-  if (scenarioOf(argv) === 'noisy-neighbour') {
+  const scenario = scenarioOf(argv);
+  if (scenario === 'noisy-neighbour') {
     const noisy = parseNoisyOptions(argv);
     run = () => runNoisyNeighbour(noisy);
+  } else if (scenario === 'audience-sync') {
+    const audience = parseAudienceOptions(argv);
+    run = () => runAudienceBench(audience);
   } else {
     const options: BenchOptions = parseOptions(argv);
     run = () => main(options);

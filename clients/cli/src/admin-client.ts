@@ -16,17 +16,28 @@ export class AdminClient {
   constructor(private readonly settings: CliSettings) {}
 
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    return this.send<T>(method, path, body === undefined ? undefined : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  }
+
+  /** Streams a body (a file of any size) instead of a JSON value. */
+  async upload<T>(method: string, path: string, headers: Record<string, string>, body: AsyncIterable<Uint8Array>): Promise<T> {
+    return this.send<T>(method, path, { headers, body });
+  }
+
+  private async send<T>(method: string, path: string, payload: { headers: Record<string, string>; body: string | AsyncIterable<Uint8Array> } | undefined): Promise<T> {
     const url = `${this.settings.url}/admin/v1${path}`;
     let response: Response;
     try {
-      response = await fetch(url, {
+      const init: RequestInit & { duplex?: 'half' } = {
         method,
-        headers: {
-          authorization: `Bearer ${this.settings.token}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
+        headers: { authorization: `Bearer ${this.settings.token}`, ...payload?.headers },
+      };
+      if (payload) {
+        // A stream body needs duplex "half" in Node's fetch; the DOM types know no AsyncIterable body.
+        init.body = payload.body as unknown as NonNullable<RequestInit['body']>;
+        if (typeof payload.body !== 'string') init.duplex = 'half';
+      }
+      response = await fetch(url, init);
     } catch (error) {
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
       throw new CliError(`cannot reach the ingest service at ${this.settings.url}: ${cause?.code ?? cause?.message ?? (error as Error).message}`, EXIT_FAILED);

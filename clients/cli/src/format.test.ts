@@ -1,3 +1,4 @@
+import { formatAudienceSync } from './commands/audience.js';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import type { ConfigChange } from '@tributary/shared';
@@ -48,5 +49,13 @@ describe('formatConfigYaml', () => {
       sources: [{ id: 'web', name: 'Web', writeKey: 'wk_web_0001', enabled: true }],
       destinations: [{ id: 'crm', settings: { sharedSecret: '[redacted]', webhooks: [{ url: 'https://x.example', headers: {} }] } }],
     });
+  });
+});
+
+describe('formatAudienceSync', () => {
+  it('says what changed in one line', () => {
+    expect(
+      formatAudienceSync({ audience: 'Gold', trait: 'gold', firstSync: false, members: 10, added: 2, removed: 1, changed: 3, unchanged: 5, messages: 6 }),
+    ).toBe('Gold: 10 members, trait gold; 2 joined, 1 left, 3 changed value, 5 unchanged → 6 Identify messages');
   });
 });

@@ -5,6 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { AdminClient } from './admin-client.js';
 import type { CommandModule } from './command.js';
+import { audienceCommands } from './commands/audience.js';
 import { configCommands } from './commands/config.js';
 import { destinationCommands } from './commands/destinations.js';
 import { dlqCommands } from './commands/dlq.js';
@@ -14,7 +15,7 @@ import { formatIssues } from './format.js';
 import { DEFAULT_URL, resolveSettings, type GlobalOptions } from './settings.js';
 
 /** Every command group; a new group is one more module here. */
-export const COMMANDS: readonly CommandModule[] = [configCommands, dlqCommands, destinationCommands, quarantineCommands];
+export const COMMANDS: readonly CommandModule[] = [configCommands, dlqCommands, destinationCommands, quarantineCommands, audienceCommands];
 
 export interface CliIo {
   env: Record<string, string | undefined>;

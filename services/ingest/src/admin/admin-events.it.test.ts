@@ -4,11 +4,12 @@
  * written in one transaction (each write ends with a commit marker, and a read_committed
  * reader sees the messages and the state together).
  */
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kafka } from 'kafkajs';
 import { topicNames, type AudienceMembership, type IngestMessage, type TopicNames } from '@tributary/schemas';
 import { withAdmin, type AvroCodec } from '@tributary/shared';
-import { readTopic, stackEnv, startService, testCodec, testKafka, uniqueNamespace, type ConsumedRecord, type RunningService } from '@tributary/test/harness';
+import { readTopic, readTopicToEnd, stackEnv, startService, testCodec, testKafka, uniqueNamespace, type ConsumedRecord, type RunningService } from '@tributary/test/harness';
 
 const TOKEN = 't';
 
@@ -99,10 +100,10 @@ describe('audience syncs', () => {
     const ingestBefore = await endOffset(topics.ingest);
     const audiencesBefore = await endOffset(topics.audiences);
     const first = await call('PUT', path, { sourceId: 'web', userIds: ['ann', 'bob', 'cy'] });
-    expect(first.json).toEqual({ audience, trait: 'high_value_users', firstSync: true, added: 3, removed: 0, unchanged: 0, messages: 3 });
+    expect(first.json).toEqual({ audience, trait: 'high_value_users', firstSync: true, members: 3, added: 3, removed: 0, changed: 0, unchanged: 0, messages: 3 });
 
     const second = await call('PUT', path, { sourceId: 'web', userIds: ['bob', 'cy', 'dee'] });
-    expect(second.json).toEqual({ audience, trait: 'high_value_users', firstSync: false, added: 1, removed: 1, unchanged: 2, messages: 2 });
+    expect(second.json).toEqual({ audience, trait: 'high_value_users', firstSync: false, members: 3, added: 1, removed: 1, changed: 0, unchanged: 2, messages: 2 });
 
     const unchanged = await call('PUT', path, { sourceId: 'web', userIds: ['dee', 'cy', 'bob'] });
     expect(unchanged.json).toMatchObject({ added: 0, removed: 0, unchanged: 3, messages: 0 });
@@ -152,5 +153,79 @@ describe('audience syncs', () => {
     ingest = await startService('ingest', { env: { ...stackEnv(topics.namespace), ADMIN_TOKEN: TOKEN } });
     const after = await call('PUT', path, { sourceId: 'web', userIds: ['bob', 'cy', 'dee', 'eve'] });
     expect(after.json).toMatchObject({ firstSync: false, added: 1, removed: 0, unchanged: 3 });
+  });
+
+  const ndjson = async (name: string, query: string, lines: string[], gzip = false) => {
+    const text = `${lines.join('\n')}\n`;
+    const response = await fetch(`${ingest.url}/admin/v1/audiences/${encodeURIComponent(name)}/members?${query}`, {
+      method: 'PUT',
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        'content-type': 'application/x-ndjson',
+        ...(gzip ? { 'content-encoding': 'gzip' } : {}),
+      },
+      body: gzip ? gzipSync(text) : text,
+    });
+    return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+  };
+
+  /** Identify messages on the ingest topic for one trait: `userId → traits JSON` in order. */
+  const identifiesFor = async (trait: string): Promise<Map<string, string[]>> => {
+    const sent = new Map<string, string[]>();
+    for (const { message } of await readTopicToEnd(kafka, topics.ingest)) {
+      const decoded = await codec.decode<IngestMessage>('ingest', message.value!);
+      if (decoded.type !== 'identify' || !decoded.traits?.includes(`"${trait}"`)) continue;
+      sent.set(decoded.userId!, [...(sent.get(decoded.userId!) ?? []), decoded.traits]);
+    }
+    return sent;
+  };
+
+  it('take NDJSON snapshots, gzipped or not, with computed values, and send only what changed', async () => {
+    const name = 'Lifetime Value';
+    const first = await ndjson(name, 'sourceId=web', ['{"userId":"ann","value":120.5}', '{"userId":"bob","value":"gold"}', '', '{"userId":"cy"}'], true);
+    expect(first).toEqual({ status: 200, json: { audience: name, trait: 'lifetime_value', firstSync: true, members: 3, added: 3, removed: 0, changed: 0, unchanged: 0, messages: 3 } });
+    const second = await ndjson(name, 'sourceId=web', ['{"userId":"bob","value":"platinum"}', '{"userId":"cy"}', '{"userId":"dee","value":7}']);
+    expect(second.json).toMatchObject({ firstSync: false, members: 3, added: 1, removed: 1, changed: 1, unchanged: 1, messages: 3 });
+    const sent = await identifiesFor('lifetime_value');
+    expect(Object.fromEntries(sent)).toEqual({
+      ann: ['{"lifetime_value":120.5}', '{"lifetime_value":null}'],
+      bob: ['{"lifetime_value":"gold"}', '{"lifetime_value":"platinum"}'],
+      cy: ['{"lifetime_value":true}'],
+      dee: ['{"lifetime_value":7}'],
+    });
+  });
+
+  it('refuse a bad NDJSON line, naming it, and write nothing', async () => {
+    const audiencesBefore = await endOffset(topics.audiences);
+    const bad = await ndjson('Broken', 'sourceId=web', ['{"userId":"a"}', '{"userId":"b"}', '{"user":"c"}']);
+    expect([bad.status, bad.json.code, bad.json.issues]).toEqual([400, 'invalid_request', [{ path: 'line 3', message: 'unknown field "user": a line has "userId" and optionally "value"' }]]);
+    const noSource = await ndjson('Broken', '', ['{"userId":"a"}']);
+    expect([noSource.status, noSource.json.issues]).toEqual([400, [{ path: 'sourceId', message: 'is required' }]]);
+    expect(await endOffset(topics.audiences)).toBe(audiencesBefore);
+  });
+
+  it('finish an interrupted sync when it is sent again: nobody twice, nobody lost', { timeout: 120_000 }, async () => {
+    const name = 'Interrupted';
+    const members = 60_000;
+    const lines = Array.from({ length: members }, (_, index) => JSON.stringify({ userId: `member-${index}` }));
+    const before = await endOffset(topics.audiences);
+    const sync = ndjson(name, 'sourceId=web', lines).catch((error: unknown) => error);
+    // Kill ingest once the first transactions are written, well before the last.
+    for (let waited = 0; (await endOffset(topics.audiences)) - before < 4_000; waited += 10) {
+      if (waited > 60_000) throw new Error('the sync wrote nothing within a minute');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await ingest.kill();
+    await sync;
+    const partial = await identifiesFor('interrupted');
+    expect(partial.size).toBeGreaterThan(0);
+    expect(partial.size).toBeLessThan(members);
+
+    ingest = await startService('ingest', { env: { ...stackEnv(topics.namespace), ADMIN_TOKEN: TOKEN } });
+    const repeated = await ndjson(name, 'sourceId=web', lines);
+    expect(repeated.json).toMatchObject({ firstSync: false, members, added: members - partial.size, unchanged: partial.size });
+    const sent = await identifiesFor('interrupted');
+    expect(sent.size).toBe(members);
+    expect([...sent.values()].filter((traits) => traits.length !== 1)).toEqual([]);
   });
 });

@@ -2,12 +2,14 @@
  * Personas audience syncs (spec section 6): the caller sends an audience's full current
  * membership; compared with the state kept on the compacted audiences topic, it becomes
  * one Identify per user whose membership changed — on the audience's first sync, one per
- * member — with the trait `<snake_case(audience name)>: true|false`.
+ * member — with the trait `<snake_case(audience name)>: true|false` (or, for a computed
+ * trait, the member's value). The decisions are here; streaming and sorting in `audience/`.
  */
 import { z } from 'zod';
-import type { AudienceMembership, IngestMessage } from '@tributary/schemas';
+import type { AudienceMembership, IngestMessage, Source } from '@tributary/schemas';
 import type { ConfigState } from '@tributary/shared';
 import { AdminError, invalid, parseBody } from './errors.js';
+import type { MembershipChange } from './audience/membership-diff.js';
 import { serverMessage } from './server-message.js';
 
 export const MAX_AUDIENCE_MEMBERS = 50_000;
@@ -53,7 +55,7 @@ export const audienceSyncRequest = z
       sourceId: z.string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') }),
       userIds: z
         .array(userId, { error: (issue) => (issue.input === undefined ? 'is required' : 'must be a list of user ids') })
-        .max(MAX_AUDIENCE_MEMBERS, `at most ${MAX_AUDIENCE_MEMBERS} members per audience`),
+        .max(MAX_AUDIENCE_MEMBERS, `at most ${MAX_AUDIENCE_MEMBERS} members in a JSON snapshot; send larger audiences as application/x-ndjson`),
     },
     { error: 'must be an object with sourceId and userIds' },
   )
@@ -63,64 +65,53 @@ export function audienceKey(audience: string, user: string): string {
   return `${audience}/${user}`;
 }
 
-export interface AudienceSyncPlan {
+/** What every record of one sync shares. */
+export interface AudienceSync {
+  audience: string;
   trait: string;
-  firstSync: boolean;
-  added: string[];
-  removed: string[];
-  unchanged: number;
-  /** Identify messages for the ingest topic. */
-  messages: IngestMessage[];
-  /** New state for the audiences topic; null removes a user's membership. */
-  memberships: Array<{ key: string; value: AudienceMembership | null }>;
+  source: Source;
 }
 
-export interface AudienceSyncInput {
-  name: string;
-  body: unknown;
-  config: ConfigState;
-  /** Current members of the audience; empty when it was never synced. */
-  members: ReadonlySet<string>;
-  now: number;
-  newMessageId: () => string;
-}
-
-export function planAudienceSync({ name, body, config, members, now, newMessageId }: AudienceSyncInput): AudienceSyncPlan {
+/** Checks the audience name and the source the Identify messages are attributed to. */
+export function planAudienceSync(name: string, sourceId: string | undefined, config: ConfigState): AudienceSync {
   const audience = checkAudienceName(name);
-  const request = parseBody(audienceSyncRequest, body, 'audience sync');
-  const source = config.sources.find((candidate) => candidate.id === request.sourceId);
-  if (!source) throw invalid('audience sync', [{ path: 'sourceId', message: `unknown source "${request.sourceId}"` }]);
+  if (sourceId === undefined || sourceId === '') throw invalid('audience sync', [{ path: 'sourceId', message: 'is required' }]);
+  const source = config.sources.find((candidate) => candidate.id === sourceId);
+  if (!source) throw invalid('audience sync', [{ path: 'sourceId', message: `unknown source "${sourceId}"` }]);
   if (!source.enabled) throw new AdminError(409, 'source_disabled', `source "${source.id}" is disabled; enable it or attribute the audience to another source`);
+  return { audience, trait: snakeCase(audience), source };
+}
 
-  const trait = snakeCase(audience);
-  const wanted = [...new Set(request.userIds)];
-  const wantedSet = new Set(wanted);
-  const added = wanted.filter((user) => !members.has(user));
-  const removed = [...members].filter((user) => !wantedSet.has(user)).sort();
-  const identify = (user: string, member: boolean): IngestMessage =>
-    serverMessage(
-      {
-        messageId: newMessageId(),
-        type: 'identify',
-        sourceId: source.id,
-        userId: user,
-        traits: JSON.stringify({ [trait]: member }),
-        context: JSON.stringify({ personas: { computation_class: 'audience', computation_key: trait, computation_name: audience } }),
-      },
-      now,
-    );
-  return {
-    trait,
-    firstSync: members.size === 0,
-    added,
-    removed,
-    unchanged: wanted.length - added.length,
-    messages: [...added.map((user) => identify(user, true)), ...removed.map((user) => identify(user, false))],
-    memberships: [
-      ...added.map((user) => ({ key: audienceKey(audience, user), value: { audience, userId: user, sourceId: source.id, member: true, updatedAt: now } })),
-      // A removed member's record is deleted rather than kept as member=false, so the
-      // audiences topic stays bounded by the current members; absent means not a member.
-      ...removed.map((user) => ({ key: audienceKey(audience, user), value: null })),
-    ],
-  };
+/** A JSON snapshot: `{"sourceId": …, "userIds": [...]}`, up to MAX_AUDIENCE_MEMBERS (NDJSON has no limit). */
+export function parseJsonSnapshot(body: unknown): { sourceId: string; userIds: string[] } {
+  return parseBody(audienceSyncRequest, body, 'audience sync');
+}
+
+/** The Identify that tells destinations about one change, and the audience state it leaves. */
+export function changeRecords(
+  change: MembershipChange,
+  { audience, trait, source }: AudienceSync,
+  now: number,
+  newMessageId: () => string,
+): { message: IngestMessage; membership: { key: string; value: AudienceMembership | null } } {
+  // A plain audience's trait is true/false; a computed trait carries its value, and null once
+  // the user no longer has one.
+  const traitValue: unknown = change.kind === 'leave' ? (change.previous === undefined ? false : null) : change.value === undefined ? true : (JSON.parse(change.value) as unknown);
+  const message = serverMessage(
+    {
+      messageId: newMessageId(),
+      type: 'identify',
+      sourceId: source.id,
+      userId: change.userId,
+      traits: JSON.stringify({ [trait]: traitValue }),
+      context: JSON.stringify({ personas: { computation_class: 'audience', computation_key: trait, computation_name: audience } }),
+    },
+    now,
+  );
+  const key = audienceKey(audience, change.userId);
+  // A member who left is deleted rather than kept as member=false, so the audiences topic
+  // stays bounded by the current members; absent means not a member.
+  const value: AudienceMembership | null =
+    change.kind === 'leave' ? null : { audience, userId: change.userId, sourceId: source.id, member: true, updatedAt: now, value: change.value ?? null };
+  return { message, membership: { key, value } };
 }

@@ -1,7 +1,7 @@
 /**
  * The admin side of ingest, wired for main.ts in two steps: `mountAdmin` before the server
  * listens (routes can only be added then), `start()` once the config view has caught up
- * (producers, the audience table, then the TRIBUTARY_CONFIG apply). Without ADMIN_TOKEN the
+ * (producers, the health table, then the TRIBUTARY_CONFIG apply). Without ADMIN_TOKEN the
  * API answers that it is off; without TRIBUTARY_CONFIG nothing is applied.
  */
 import type { Kafka } from 'kafkajs';
@@ -20,7 +20,6 @@ import {
   type Logger,
   type ServiceContext,
 } from '@tributary/shared';
-import { AudienceTable } from './audience-table.js';
 import { ConfigStore } from './config-store.js';
 import { DestinationHealthTable } from './destination-health.js';
 import { AdminQuarantine } from './quarantine.js';
@@ -68,12 +67,11 @@ interface ApiParts {
   isReady: () => boolean;
 }
 
-/** The routes and what only they need: the transactional producer and the audience table. */
+/** The routes and what only they need: the transactional producer and the health table. */
 function mountApi({ token, env, infrastructure, store, logger, isReady }: ApiParts): Lifecycle {
   const { app, kafka, codec, topics, config } = infrastructure;
   const writer = new TransactionalOutput({ kafka, transactionalId: `${env.TOPIC_NAMESPACE}-ingest-admin-${env.INSTANCE_ID}`, logger });
-  const audiences = new AudienceTable({ kafka, codec, logger, topic: topics.audiences, groupPrefix: `${env.TOPIC_NAMESPACE}-ingest-admin` });
-  const events = new AdminEvents({ writer, codec, topics, config, audiences, logger, timeoutMs: env.ADMIN_WRITE_TIMEOUT });
+  const events = new AdminEvents({ writer, kafka, codec, topics, config, logger, timeoutMs: env.ADMIN_WRITE_TIMEOUT, groupPrefix: `${env.TOPIC_NAMESPACE}-ingest-admin` });
   const deadLetters = new AdminDeadLetters({
     store: new DeadLetterStore({ kafka, codec, topics, logger, readTimeoutMs: env.ADMIN_WRITE_TIMEOUT }),
     config,
@@ -85,14 +83,12 @@ function mountApi({ token, env, infrastructure, store, logger, isReady }: ApiPar
   return {
     async start() {
       await writer.start();
-      await audiences.start();
       await health.start();
     },
     async stop() {
       await events.idle();
       await deadLetters.idle();
       await health.stop();
-      await audiences.stop();
       await writer.stop();
     },
   };
