@@ -78,7 +78,9 @@ export async function scanTopicMessages(options: RawScanOptions, onMessage: (par
   });
   if (ranges.size === 0) return;
 
-  const consumer = createConsumer(kafka, groupId, { readUncommitted: false });
+  // Small fetches: a scan may cover millions of records (an audience's state), and kafkajs
+  // decodes a whole fetch response into objects at once.
+  const consumer = createConsumer(kafka, groupId, { readUncommitted: false, maxBytes: 2 * 1024 * 1024, maxBytesPerPartition: 512 * 1024 });
   const unfinished = new Set(ranges.keys());
   let finish = (): void => undefined;
   let fail = (_error: unknown): void => undefined;
