@@ -33,7 +33,7 @@ export interface TopicNames {
   attempts: string;
   /** Each dispatcher instance's circuit state and backlog per destination (compacted). */
   destinationHealth: string;
-  /** Deduplication state of the router (compacted + time-limited). */
+  /** Deduplication state of the router: one record per routing transaction, time-limited. */
   dedup: string;
   /** Which dead letters were replayed (key `<dlq partition>/<dlq offset>`). */
   deadLetterReplays: string;
@@ -61,7 +61,7 @@ export function topicNames(namespace = 'tributary'): TopicNames {
     quarantine: `${namespace}.quarantine.v1`,
     attempts: `${namespace}.attempts.v1`,
     destinationHealth: `${namespace}.destination-health.v1`,
-    dedup: `${namespace}.dedup.v1`,
+    dedup: `${namespace}.dedup.v2`,
     deadLetterReplays: `${namespace}.dlq-replays.v1`,
     retry(tier) {
       if (!/^[0-9a-z]+$/.test(tier)) throw new Error(`invalid retry tier label: ${tier}`);
@@ -265,9 +265,11 @@ export interface AudienceMembership {
   value: string | null;
 }
 
-/** Value of the router's dedup topic (key `<sourceId>/<messageId>`). */
-export interface DedupEntry {
+/** Value of the router's dedup topic: the ids one routing transaction forwarded. */
+export interface DedupBatch {
   firstSeenAt: number;
+  /** `<sourceId>/<messageId>` of each message forwarded. */
+  keys: string[];
 }
 
 /** Value of `<namespace>.quarantine.v1` (key `<sourceTopic>/<partition>/<offset>`). */

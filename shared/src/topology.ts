@@ -47,12 +47,12 @@ export function topicDefinitions(
       config: { 'cleanup.policy': 'compact,delete', 'retention.ms': String(40 * DAY_MS) },
     },
     { topic: topics.audiences, schema: 'audiences', config: { 'cleanup.policy': 'compact' } },
-    // Compacted so each message id is held once, and deleted past the dedup window so
-    // the state stays bounded.
+    // A record per routing transaction, not per id (so not compacted), deleted past the
+    // dedup window so the state stays bounded.
     {
       topic: topics.dedup,
       schema: 'dedup',
-      config: { 'cleanup.policy': 'compact,delete', 'retention.ms': String(dedupRetentionMs) },
+      config: { 'cleanup.policy': 'delete', 'retention.ms': String(dedupRetentionMs) },
     },
   ];
   for (const tier of new Set(options.retryTiers ?? [])) {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Producer } from 'kafkajs';
-import { topicNames, type DedupEntry } from '@tributary/schemas';
+import { topicNames, type DedupBatch } from '@tributary/schemas';
 import { createLogger, createProducer, prepareTopics, topicDefinitions } from '@tributary/shared';
 import { testCodec, testKafka, testLogger, uniqueName, uniqueNamespace } from '@tributary/test/harness';
 import { DedupStore } from './dedup-store.js';
@@ -22,11 +22,14 @@ afterAll(async () => {
   await producer.disconnect();
 });
 
+/** One dedup record per distinct time, as a routing transaction writes them. */
 async function write(entries: Array<[string, number]>, outcome: 'commit' | 'abort'): Promise<void> {
+  const byTime = new Map<number, string[]>();
+  for (const [key, firstSeenAt] of entries) byTime.set(firstSeenAt, [...(byTime.get(firstSeenAt) ?? []), key]);
   const transaction = await producer.transaction();
   await transaction.send({
     topic: topics.dedup,
-    messages: entries.map(([key, firstSeenAt]) => ({ key, value: codec.encode(topics.dedup, { firstSeenAt } satisfies DedupEntry) })),
+    messages: [...byTime].map(([firstSeenAt, keys]) => ({ key: 'router-test', value: codec.encode(topics.dedup, { firstSeenAt, keys } satisfies DedupBatch) })),
   });
   await (outcome === 'commit' ? transaction.commit() : transaction.abort());
 }

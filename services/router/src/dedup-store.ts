@@ -1,7 +1,9 @@
 /**
  * The dedup state kept in step with the dedup topic. Every router instance reads the
- * whole topic (read_committed, so entries of aborted transactions never count) into a
- * bounded `DedupState`, and follows it: entries other instances commit arrive here too.
+ * whole topic (read_committed, so records of aborted transactions never count) into a
+ * bounded `DedupState`, and follows it: ids other instances commit arrive here too. Each
+ * record lists the ids of one routing transaction, so reading it back costs a record per
+ * transaction, not per message.
  *
  * `start()` resolves once the topic has been read to its end. `ready()` is awaited
  * before routing each batch; after `invalidate()` — called when the consumer group hands
@@ -10,7 +12,7 @@
  * routed here.
  */
 import kafkajs, { type Kafka } from 'kafkajs';
-import type { DedupEntry } from '@tributary/schemas';
+import type { DedupBatch } from '@tributary/schemas';
 import { CompactedTopicReader, withAdmin, type AvroCodec, type Logger } from '@tributary/shared';
 import { DedupState, type DedupClaims, type DedupOptions } from './dedup.js';
 
@@ -27,22 +29,24 @@ export interface DedupStoreOptions extends DedupOptions {
 
 export class DedupStore {
   readonly state: DedupState;
-  private readonly reader: CompactedTopicReader<DedupEntry>;
+  private readonly reader: CompactedTopicReader<DedupBatch>;
   private caughtUp: Promise<void> | undefined;
 
   constructor(private readonly options: DedupStoreOptions) {
     const { windowMs, maxEntries, maxBytes, onCapacityEviction } = options;
     this.state = new DedupState({ windowMs, maxEntries, maxBytes, ...(onCapacityEviction ? { onCapacityEviction } : {}) });
-    this.reader = new CompactedTopicReader<DedupEntry>({
+    this.reader = new CompactedTopicReader<DedupBatch>({
       kafka: options.kafka,
       topic: options.topic,
       logger: options.logger,
-      decode: (value) => options.codec.decode<DedupEntry>('dedup', value),
+      decode: (value) => options.codec.decode<DedupBatch>('dedup', value),
       groupPrefix: options.groupPrefix,
       materialize: false,
     });
-    this.reader.onChange((key, entry) => {
-      if (entry) this.state.remember(key, entry.firstSeenAt, Date.now());
+    this.reader.onChange((_recordKey, batch) => {
+      if (!batch) return;
+      const now = Date.now();
+      for (const key of batch.keys) this.state.remember(key, batch.firstSeenAt, now);
     });
   }
 

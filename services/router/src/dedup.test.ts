@@ -74,10 +74,21 @@ describe('DedupClaims (one chunk, one transaction)', () => {
     expect(claims.claim('web/m-1')).toBe(true);
     expect(claims.claim('web/m-1')).toBe(false);
     expect(claims.claim('web/m-2')).toBe(true);
-    expect([...claims.entries()]).toEqual([
-      ['web/m-1', T0],
-      ['web/m-2', T0],
-    ]);
+    expect(claims.records()).toEqual([{ firstSeenAt: T0, keys: ['web/m-1', 'web/m-2'] }]);
+  });
+
+  it('writes one record for the whole transaction, split only where its ids would pass the byte bound', () => {
+    const claims = new DedupState({ windowMs: HOUR, maxEntries: 100, maxBytes: 1e9 }).claims(T0);
+    expect(claims.records()).toEqual([]);
+    for (let n = 0; n < 10; n++) claims.claim(`web/m-${n}`);
+    expect(claims.records()).toHaveLength(1);
+    // 'web/m-n' is 7 units: at most 3 × 7 + 5 = 26 bytes; four fit in 104.
+    const split = claims.records(104);
+    expect(split.map((record) => record.keys.length)).toEqual([4, 4, 2]);
+    expect(split.flatMap((record) => record.keys)).toEqual(Array.from({ length: 10 }, (_, n) => `web/m-${n}`));
+    expect(split.every((record) => record.firstSeenAt === T0)).toBe(true);
+    // A single id larger than the bound still gets its record.
+    expect(claims.records(10)).toHaveLength(10);
   });
 
   it('refuses an id the state already holds within the window', () => {

@@ -3,8 +3,9 @@
  * within the window (`DEDUP_WINDOW`) is forwarded once.
  *
  * The durable copy is the dedup topic, written in the same transaction as the deliveries
- * (see dedup-store.ts); this is the in-memory view of it. Entries are keyed
- * `<sourceId>/<messageId>` and hold when the id was first forwarded, by the router's clock.
+ * (see dedup-store.ts): one record per routing transaction listing the ids it forwarded.
+ * This is the in-memory view of it. Entries are keyed `<sourceId>/<messageId>` and hold
+ * when the id was first forwarded, by the router's clock.
  * Memory is bounded by `DEDUP_MAX_ENTRIES` and `DEDUP_MAX_BYTES` (an entry's estimated
  * footprint: its key's characters and the map's overhead — long ids cost more): past either,
  * the oldest entries are forgotten first, so under that much traffic the effective window is
@@ -15,6 +16,14 @@
  * state only when the chunk's transaction committed, so an aborted transaction forgets
  * them; a repeat inside the same chunk is caught by the overlay.
  */
+
+import type { DedupBatch } from '@tributary/schemas';
+
+/**
+ * Ids per dedup record are bounded by bytes, well under the broker's 1 MiB record limit; a
+ * routing transaction (ROUTER_MAX_BATCH ids of at most a few hundred bytes) fits in one.
+ */
+export const DEDUP_RECORD_MAX_BYTES = 512 * 1024;
 
 export interface DedupOptions {
   windowMs: number;
@@ -116,9 +125,26 @@ export class DedupClaims {
     return true;
   }
 
-  /** The entries to write to the dedup topic in the chunk's transaction. */
-  entries(): IterableIterator<[string, number]> {
-    return this.pending.entries();
+  /**
+   * The claimed ids as dedup records: one for the whole transaction, split only when they
+   * would not fit in `maxBytes` (UTF-8 bytes estimated from above: 3 per UTF-16 unit).
+   */
+  records(maxBytes = DEDUP_RECORD_MAX_BYTES): DedupBatch[] {
+    const records: DedupBatch[] = [];
+    let keys: string[] = [];
+    let bytes = 0;
+    for (const key of this.pending.keys()) {
+      const size = 3 * key.length + 5;
+      if (keys.length > 0 && bytes + size > maxBytes) {
+        records.push({ firstSeenAt: this.now, keys });
+        keys = [];
+        bytes = 0;
+      }
+      keys.push(key);
+      bytes += size;
+    }
+    if (keys.length > 0) records.push({ firstSeenAt: this.now, keys });
+    return records;
   }
 
   /** After the transaction committed. */

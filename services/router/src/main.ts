@@ -32,7 +32,8 @@ await runService({
     onShutdown('config', () => config.stop());
     readiness.set('config', true);
 
-    const output = new TransactionalOutput({ kafka, transactionalId: `${namespace}-router-${env.INSTANCE_ID}`, logger });
+    const transactionalId = `${namespace}-router-${env.INSTANCE_ID}`;
+    const output = new TransactionalOutput({ kafka, transactionalId, logger });
     await output.start(context.signal);
     onShutdown('producer', () => output.stop());
 
@@ -65,6 +66,7 @@ await runService({
       logger,
       readiness,
       groupId: `${namespace}-router`,
+      dedupRecordKey: transactionalId,
       maxBatch: env.ROUTER_MAX_BATCH,
       sessionTimeoutMs: env.ROUTER_SESSION_TIMEOUT,
     });

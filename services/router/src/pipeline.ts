@@ -48,6 +48,8 @@ export interface PipelineOptions {
   logger: Logger;
   readiness: Readiness;
   groupId: string;
+  /** Key of this instance's dedup records (its transactional id): any key would do, the topic is read whole. */
+  dedupRecordKey: string;
   maxBatch: number;
   sessionTimeoutMs: number;
 }
@@ -190,7 +192,7 @@ export class RouterPipeline {
         messages: plan.deliveries.map((delivery) => ({ key: delivery.deliveryId, value: codec.encode(topics.deliveries, delivery) })),
       });
     }
-    const dedupMessages = [...claims.entries()].map(([key, firstSeenAt]) => ({ key, value: codec.encode(topics.dedup, { firstSeenAt }) }));
+    const dedupMessages = claims.records().map((batch) => ({ key: this.options.dedupRecordKey, value: codec.encode(topics.dedup, batch) }));
     if (dedupMessages.length > 0) topicMessages.push({ topic: topics.dedup, messages: dedupMessages });
 
     const records = recordCount(chunks);

@@ -50,10 +50,7 @@ describe('planTransaction', () => {
     const plan = planTransaction([chunk(0, 0, [track('same')]), chunk(1, 0, [track('same'), track('other')])], config, claims);
     expect(plan.deliveries.map((d) => d.deliveryId)).toEqual(['crm/same', 'crm/other']);
     expect(plan.outcomes.map(({ duplicates }) => duplicates)).toEqual([0, 1]);
-    expect([...claims.entries()]).toEqual([
-      ['web/same', NOW],
-      ['web/other', NOW],
-    ]);
+    expect(claims.records()).toEqual([{ firstSeenAt: NOW, keys: ['web/same', 'web/other'] }]);
   });
 
   it('drops what an earlier committed transaction forwarded, and remembers nothing of an uncommitted one', () => {
