@@ -91,10 +91,9 @@ export class CompactedTopicReader<V> {
     this.consumer = new SupervisedConsumer({
       kafka,
       groupId,
-      // A fetch with no data waits up to 500 ms, not the services' 50 ms: these topics are
-      // quiet nearly always, and a new record ends the wait at once, so the longer wait costs
-      // no latency but cuts an idle reader's fetches tenfold (test/bench/ANALYSIS.md).
-      config: { sessionTimeout: 10_000, heartbeatInterval: 1_000, maxWaitTimeInMs: 500 },
+      // The shared fetch wait (CONSUMER_DEFAULTS): these topics are quiet nearly always, and a
+      // new record ends a waiting fetch at once (test/bench/ANALYSIS.md).
+      config: { sessionTimeout: 10_000, heartbeatInterval: 1_000 },
       logger,
       name: `table ${topic}`,
       setup: async (consumer) => {

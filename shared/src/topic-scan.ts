@@ -4,7 +4,7 @@
  * once, without a consumer group that lives on.
  */
 import type { Kafka, KafkaMessage } from 'kafkajs';
-import { createConsumer, withAdmin } from './kafka.js';
+import { createConsumer, SHORT_READER_WAIT_MS, withAdmin } from './kafka.js';
 import type { Logger } from './logger.js';
 import { undecodableCause } from './quarantine.js';
 
@@ -80,7 +80,7 @@ export async function scanTopicMessages(options: RawScanOptions, onMessage: (par
 
   // Small fetches: a scan may cover millions of records (an audience's state), and kafkajs
   // decodes a whole fetch response into objects at once.
-  const consumer = createConsumer(kafka, groupId, { readUncommitted: false, maxBytes: 2 * 1024 * 1024, maxBytesPerPartition: 512 * 1024 });
+  const consumer = createConsumer(kafka, groupId, { readUncommitted: false, maxBytes: 2 * 1024 * 1024, maxBytesPerPartition: 512 * 1024, maxWaitTimeInMs: SHORT_READER_WAIT_MS });
   const unfinished = new Set(ranges.keys());
   let finish = (): void => undefined;
   let fail = (_error: unknown): void => undefined;

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import './provided.js';
 import type { Kafka, KafkaMessage } from 'kafkajs';
-import { AvroCodec, createConsumer, createKafka, createLogger, ensureTopics, withAdmin, type Logger, type RetryLadder } from '@tributary/shared';
+import { AvroCodec, createConsumer, createKafka, createLogger, ensureTopics, SHORT_READER_WAIT_MS, withAdmin, type Logger, type RetryLadder } from '@tributary/shared';
 
 export interface StackEndpoints {
   brokers: string[];
@@ -83,6 +83,7 @@ export async function readTopic(
 ): Promise<ConsumedRecord[]> {
   const consumer = createConsumer(kafka, uniqueName('test-reader'), {
     readUncommitted: !(options.readCommitted ?? true),
+    maxWaitTimeInMs: SHORT_READER_WAIT_MS,
   });
   const records: ConsumedRecord[] = [];
   await consumer.connect();

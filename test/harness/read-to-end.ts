@@ -6,7 +6,7 @@
  * partition is a commit marker that no message callback ever sees.
  */
 import type { Kafka } from 'kafkajs';
-import { createConsumer, withAdmin } from '@tributary/shared';
+import { createConsumer, SHORT_READER_WAIT_MS, withAdmin } from '@tributary/shared';
 import { uniqueName, type ConsumedRecord } from './index.js';
 
 export async function readTopicToEnd(kafka: Kafka, topic: string, options: { timeoutMs?: number } = {}): Promise<ConsumedRecord[]> {
@@ -17,7 +17,7 @@ export async function readTopicToEnd(kafka: Kafka, topic: string, options: { tim
   const records: ConsumedRecord[] = [];
   if (remaining.size === 0) return records;
 
-  const consumer = createConsumer(kafka, uniqueName('test-reader'), { readUncommitted: false });
+  const consumer = createConsumer(kafka, uniqueName('test-reader'), { readUncommitted: false, maxWaitTimeInMs: SHORT_READER_WAIT_MS });
   let finish = (): void => undefined;
   const finished = new Promise<void>((resolve) => (finish = resolve));
   consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {

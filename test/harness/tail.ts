@@ -3,7 +3,7 @@
  * beginning on, decoded, in arrival order, with a way to wait for a condition on them.
  */
 import type { Kafka } from 'kafkajs';
-import { createConsumer } from '@tributary/shared';
+import { createConsumer, SHORT_READER_WAIT_MS } from '@tributary/shared';
 import { uniqueName } from './index.js';
 
 export interface TopicTail<T> {
@@ -16,7 +16,7 @@ export interface TopicTail<T> {
 export async function tailTopic<T>(kafka: Kafka, topic: string, decode: (value: Buffer) => Promise<T>): Promise<TopicTail<T>> {
   const records: T[] = [];
   const waiters = new Set<() => void>();
-  const consumer = createConsumer(kafka, uniqueName('test-tail'), { readUncommitted: false });
+  const consumer = createConsumer(kafka, uniqueName('test-tail'), { readUncommitted: false, maxWaitTimeInMs: SHORT_READER_WAIT_MS });
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
   await consumer.run({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Delivery, RetryRecord } from '@tributary/schemas';
 import type { RetryLadder } from '@tributary/shared';
-import { MAX_TIMER_MS, oldestHeadAgeSeconds, planPartition, resumeDelay, transactionChunks, verdict, type BatchEntry } from './release-plan.js';
+import { MAX_TIMER_MS, oldestHeadAgeSeconds, planPartition, resumeDelay, tierFetchWaitMs, transactionChunks, verdict, type BatchEntry } from './release-plan.js';
 
 const ladder: RetryLadder = { delaysMs: [1_000, 5_000], windowMs: 60_000 };
 const FIRST = 1_000_000;
@@ -105,5 +105,15 @@ describe('transactionChunks', () => {
     expect(sizes(transactionChunks([1, 1, 1, 1, 1].map(item), 2, 100))).toEqual([[1, 1], [1, 1], [1]]);
     expect(sizes(transactionChunks([40, 40, 40, 500, 10].map(item), 10, 100))).toEqual([[40, 40], [40], [500], [10]]);
     expect(transactionChunks([], 10, 100)).toEqual([]);
+  });
+});
+
+describe('tierFetchWaitMs', () => {
+  it('is a twentieth of the tier delay, between 20 ms and 1 s', () => {
+    expect(tierFetchWaitMs(10_000)).toBe(500);
+    expect(tierFetchWaitMs(60_000)).toBe(1_000);
+    expect(tierFetchWaitMs(3_600_000)).toBe(1_000);
+    expect(tierFetchWaitMs(100)).toBe(20);
+    expect(tierFetchWaitMs(1_000)).toBe(50);
   });
 });

@@ -65,6 +65,22 @@ export function planPartition(entries: readonly BatchEntry[], ladder: RetryLadde
   return { steps };
 }
 
+/** Bounds of a tier consumer's fetch wait (`tierFetchWaitMs`). */
+export const MIN_TIER_FETCH_WAIT_MS = 20;
+export const MAX_TIER_FETCH_WAIT_MS = 1_000;
+
+/**
+ * How long a tier consumer's fetch waits at the broker when nothing is there. A partition
+ * resumed at its head's due time is fetched only once the fetch in flight (or kafkajs's sleep
+ * while every partition is paused) ends, so a release can be up to this late; an idle consumer
+ * makes one fetch per wait. A twentieth of the tier's delay keeps the lateness within 5 % of
+ * the delay it adds to (10 s tier: 0.5 s; 1 min and more: 1 s), while an idle tier costs one or
+ * two fetches a second instead of twenty. Millisecond ladders in tests get the 20 ms floor.
+ */
+export function tierFetchWaitMs(tierDelayMs: number): number {
+  return Math.min(MAX_TIER_FETCH_WAIT_MS, Math.max(MIN_TIER_FETCH_WAIT_MS, Math.round(tierDelayMs / 20)));
+}
+
 /** How long the resume timer of a paused partition waits. */
 export function resumeDelay(until: number, now: number): number {
   return Math.min(Math.max(0, until - now), MAX_TIMER_MS);

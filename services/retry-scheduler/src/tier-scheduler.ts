@@ -34,6 +34,7 @@ import {
   SupervisedConsumer,
   undecodableCause,
   formatDuration,
+  parseDuration,
   TransactionOutcomeUnknown,
   type AvroCodec,
   type Logger,
@@ -42,7 +43,7 @@ import {
   type TransactionalOutput,
 } from '@tributary/shared';
 import type { SchedulerMetrics } from './metrics.js';
-import { planPartition, resumeDelay, transactionChunks, type BatchEntry, type Step } from './release-plan.js';
+import { planPartition, resumeDelay, tierFetchWaitMs, transactionChunks, type BatchEntry, type Step } from './release-plan.js';
 
 /** Bytes of records per transaction, well under the broker's 1 MiB record-batch limit. */
 const MAX_TRANSACTION_BYTES = 800_000;
@@ -110,7 +111,13 @@ export class TierScheduler {
     this.consumer = new SupervisedConsumer({
       kafka,
       groupId,
-      config: { sessionTimeout: sessionTimeoutMs, heartbeatInterval: Math.min(3_000, Math.floor(sessionTimeoutMs / 3)), readUncommitted: false },
+      config: {
+        sessionTimeout: sessionTimeoutMs,
+        heartbeatInterval: Math.min(3_000, Math.floor(sessionTimeoutMs / 3)),
+        readUncommitted: false,
+        // The tier label is its delay (`10s`, `1m`, …).
+        maxWaitTimeInMs: tierFetchWaitMs(parseDuration(this.options.tier)),
+      },
       logger,
       name: this.readinessCheck,
       readiness,
