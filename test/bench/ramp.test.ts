@@ -23,6 +23,13 @@ function keptUp(rate: number, overrides: Partial<StepWindow> = {}): StepWindow {
 const sustained = (rate: number): StepVerdict => judgeStep(keptUp(rate), 0.05);
 
 describe('judgeStep', () => {
+  it('does not count a step kept up behind a standing queue: p99 over the bound', () => {
+    expect(judgeStep(keptUp(5000, { latencyP99Ms: 480 }), 0.05, 500).sustained).toBe(true);
+    const verdict = judgeStep(keptUp(5000, { latencyP99Ms: 2400 }), 0.05, 500);
+    expect(verdict.sustained).toBe(false);
+    expect(verdict.reasons).toEqual(['latency p99 2400 ms over the 500 ms bound']);
+  });
+
   it('sustains a step in which everything offered was accepted and delivered with a steady backlog', () => {
     const verdict = judgeStep(keptUp(2000), 0.05);
     expect(verdict).toMatchObject({ sustained: true, reasons: [], acceptedRate: 2000, deliveredRate: 2000, backlogGrowth: 0 });

@@ -9,7 +9,10 @@
  * - the backlog — accepted minus delivered — and the Kafka consumer lag of the router and
  *   the dispatcher did not grow by more than `tolerance` of what was offered in the window:
  *   a pipeline that keeps up holds a constant backlog (rate × latency), one that does not
- *   grows it without bound.
+ *   grows it without bound;
+ * - the end-to-end latency p99 of what was delivered in the window stayed within
+ *   `maxP99Ms` (500 ms): keeping up behind a standing queue of seconds is not a usable
+ *   operating point, so it is not counted as sustained.
  *
  * The ramp stops at the first step that is not sustained, or once the delivered rate stops
  * rising, or at `maxSteps` / `maxRate`. After the first step that is not sustained it tries
@@ -34,6 +37,8 @@ export interface StepWindow {
   /** Router + dispatcher consumer lag (records) at the window's start and end. */
   kafkaLagStart: number;
   kafkaLagEnd: number;
+  /** End-to-end latency p99 of the events delivered in the window (undefined: none delivered). */
+  latencyP99Ms?: number | undefined;
 }
 
 export interface StepVerdict {
@@ -58,6 +63,8 @@ export interface RampPolicy {
   minGain: number;
   /** Try the midpoint once when the first failed rate is more than this fraction above the best. */
   refineAbove: number;
+  /** Highest end-to-end latency p99 of a sustained step. */
+  maxP99Ms: number;
 }
 
 export const DEFAULT_RAMP: RampPolicy = {
@@ -68,9 +75,10 @@ export const DEFAULT_RAMP: RampPolicy = {
   tolerance: 0.05,
   minGain: 0.03,
   refineAbove: 0.1,
+  maxP99Ms: 500,
 };
 
-export function judgeStep(window: StepWindow, tolerance: number): StepVerdict {
+export function judgeStep(window: StepWindow, tolerance: number, maxP99Ms = Number.POSITIVE_INFINITY): StepVerdict {
   const offered = window.targetRate * window.seconds;
   const acceptedRate = window.accepted / window.seconds;
   const deliveredRate = window.delivered / window.seconds;
@@ -84,6 +92,7 @@ export function judgeStep(window: StepWindow, tolerance: number): StepVerdict {
   if (window.delivered < floor) reasons.push(`delivered ${fmt(deliveredRate)}/s of ${fmt(window.targetRate)}/s`);
   if (backlogGrowth > tolerance * offered) reasons.push(`backlog grew by ${backlogGrowth} events`);
   if (kafkaLagGrowth > tolerance * offered) reasons.push(`Kafka consumer lag grew by ${kafkaLagGrowth} records`);
+  if (window.latencyP99Ms !== undefined && window.latencyP99Ms > maxP99Ms) reasons.push(`latency p99 ${Math.round(window.latencyP99Ms)} ms over the ${maxP99Ms} ms bound`);
   return { targetRate: window.targetRate, acceptedRate, deliveredRate, backlogGrowth, kafkaLagGrowth, sustained: reasons.length === 0, reasons };
 }
 

@@ -94,12 +94,15 @@ class Collector {
   offered = 0;
   /** Latency of arrivals since the last reset, for the progress lines. */
   progressLatency = new LatencyHistogram();
+  /** Latency of what arrived since the current measured window began (a ramp step's). */
+  windowLatency = new LatencyHistogram();
 
   onReceiver(report: ReceiverReport): void {
     if (report.kind !== 'window') return;
     this.counters.delivered += report.delivered;
     this.counters.duplicates += report.duplicates;
     this.progressLatency.merge(report.latency);
+    this.windowLatency.merge(report.latency);
     const second = this.second(report.toMs);
     second.delivered += report.delivered;
     second.deliveredMs += report.toMs - report.fromMs;
@@ -356,10 +359,12 @@ async function main(options: BenchOptions): Promise<void> {
       setRate(rate, `ramp-${rate}`);
       await sleep((options.stepSeconds - options.measuredSeconds) * 1000);
       const start = await flushed();
+      collector.windowLatency = new LatencyHistogram();
       const lagStart = await kafkaLag(admin, topics);
       await sleep(options.measuredSeconds * 1000);
       const end = await flushed();
       const lagEnd = await kafkaLag(admin, topics);
+      const stepLatency = collector.windowLatency;
       const verdict = judgeStep(
         {
           targetRate: rate,
@@ -373,8 +378,10 @@ async function main(options: BenchOptions): Promise<void> {
           backlogEnd: end.accepted - end.delivered,
           kafkaLagStart: lagStart.router + lagStart.dispatcher,
           kafkaLagEnd: lagEnd.router + lagEnd.dispatcher,
+          latencyP99Ms: stepLatency.count > 0 ? stepLatency.percentile(99) : undefined,
         },
         options.ramp.tolerance,
+        options.ramp.maxP99Ms,
       );
       verdicts.push(verdict);
       rampSteps.push({ ...verdict, kafkaLagEnd: lagEnd.router + lagEnd.dispatcher, backlogEnd: end.accepted - end.delivered });
@@ -383,6 +390,11 @@ async function main(options: BenchOptions): Promise<void> {
           `Kafka lag +${int(verdict.kafkaLagGrowth)} → ${verdict.sustained ? 'sustained' : `not sustained (${verdict.reasons.join('; ')})`}`,
       );
       action = nextRampAction(verdicts, options.ramp);
+      if (action.kind === 'step' && !verdict.sustained) {
+        // The midpoint after a failed step starts from an empty pipeline, not behind the failed step's queue.
+        setRate(0, 'ramp');
+        await drain(DRAIN_TIMEOUT_MS);
+      }
     }
     setRate(0, 'ramp');
     timelinePhases.push({ label: 'ramp', fromS: rampFrom, toS: elapsed() });
