@@ -117,12 +117,12 @@ function DeadLetterTable({ letters }: { letters: DeadLetter[] }) {
       </thead>
       <tbody>
         {letters.map((letter) => (
-          <tr key={letter.id} data-dead-letter={letter.id}>
+          <tr key={letter.id} data-dead-letter={letter.id} data-message-id={letter.messageId}>
             <td>{formatTime(letter.deadAt)}</td>
             <td>{letter.destinationId}</td>
             <td>
               <Link href={hrefs.message(letter.messageId)}>
-                <code>{truncate(letter.messageId, 40)}</code>
+                <code title={letter.messageId}>{truncate(letter.messageId, 64)}</code>
               </Link>
             </td>
             <td>{letter.messageType}</td>

@@ -145,12 +145,12 @@ function AttemptTable({ attempts }: { attempts: Attempt[] }) {
         {attempts.map((attempt) => {
           const href = hrefs.message(attempt.messageId);
           return (
-            <tr key={attempt.id} data-attempt-id={attempt.id} onClick={() => navigate(href)}>
+            <tr key={attempt.id} data-attempt-id={attempt.id} data-message-id={attempt.messageId} data-status={attempt.status ?? ''} onClick={() => navigate(href)}>
               <td>{formatTime(attempt.startedAt)}</td>
               <td>{attempt.destinationId}</td>
               <td>
                 <Link href={href} onClick={(event) => event.stopPropagation()}>
-                  <code>{truncate(attempt.messageId, 40)}</code>
+                  <code title={attempt.messageId}>{truncate(attempt.messageId, 64)}</code>
                 </Link>
               </td>
               <td>{attempt.userId ?? (attempt.anonymousId ? <span class="muted">anon {truncate(attempt.anonymousId, 16)}</span> : NONE)}</td>

@@ -107,7 +107,7 @@ export function LiveTail() {
                 <td>{truncate(messageLabel(message), 60)}</td>
                 <td>{truncate(whoOf(message), 40)}</td>
                 <td>
-                  <code>{truncate(message.messageId, 40)}</code>
+                  <code title={message.messageId}>{truncate(message.messageId, 64)}</code>
                 </td>
               </tr>
             ))}
