@@ -10,6 +10,7 @@ import {
   formatRelative,
   formatTime,
   maskKey,
+  shortId,
   NONE,
   prettyJson,
   statusTone,
@@ -115,5 +116,14 @@ describe('attemptAnswer', () => {
     expect(attemptAnswer({ ...none, error: 'timeout after 5 s' })).toBe('timeout after 5 s');
     expect(attemptAnswer({ ...none, deferReason: 'circuit_open' })).toBe('circuit_open');
     expect(attemptAnswer(none)).toBe('—');
+  });
+});
+
+describe('shortId', () => {
+  it('keeps both ends of a long id', () => {
+    const id = 'node-next-1795614529210-ccf3b7cf-0523-4bd0-853e-44a904f96dc1';
+    expect(shortId(id, 32)).toBe('node-next-179561…3e-44a904f96dc1');
+    expect(shortId(id, 32)).toHaveLength(32);
+    expect(shortId('m-1')).toBe('m-1');
   });
 });

@@ -121,6 +121,16 @@ export function truncate(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
+/**
+ * An id shortened in the middle: generated message ids share their start (`node-next-<time>-`)
+ * and differ at the end, so both ends stay.
+ */
+export function shortId(id: string, max = 32): string {
+  if (id.length <= max) return id;
+  const tail = Math.floor((max - 1) / 2);
+  return `${id.slice(0, max - 1 - tail)}…${id.slice(-tail)}`;
+}
+
 /** A message's JSON, indented, for a <pre>. */
 export function prettyJson(value: unknown): string {
   return JSON.stringify(value, null, 2) ?? 'null';

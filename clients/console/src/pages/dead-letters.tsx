@@ -7,7 +7,7 @@ import { useEffect, useReducer, useState } from 'preact/hooks';
 import { DEAD_LETTER_REASONS, type DeadLetter, type DeadLetterQuery, type DeadLetterReason } from '../api';
 import { useApi } from '../api-context';
 import { Badge, Empty, ErrorNote, Loading, Section } from '../components';
-import { formatCount, formatTime, NONE, truncate } from '../format';
+import { formatCount, formatTime, NONE, shortId } from '../format';
 import { useResource } from '../hooks';
 import { Link, navigate } from '../navigation';
 import { describeReplay, IDLE, pendingRequest, replayStep } from '../replay';
@@ -122,7 +122,7 @@ function DeadLetterTable({ letters }: { letters: DeadLetter[] }) {
             <td>{letter.destinationId}</td>
             <td>
               <Link href={hrefs.message(letter.messageId)}>
-                <code title={letter.messageId}>{truncate(letter.messageId, 64)}</code>
+                <code title={letter.messageId}>{shortId(letter.messageId)}</code>
               </Link>
             </td>
             <td>{letter.messageType}</td>

@@ -6,7 +6,7 @@ import { useState } from 'preact/hooks';
 import type { Attempt } from '../api';
 import { useApi } from '../api-context';
 import { Empty, ErrorNote, Loading, Section, StateBadge } from '../components';
-import { attemptAnswer, formatDuration, formatTime, NONE, truncate } from '../format';
+import { attemptAnswer, formatDuration, formatTime, NONE, truncate, shortId } from '../format';
 import { useResource } from '../hooks';
 import {
   currentCursor,
@@ -32,13 +32,12 @@ export function DeliveryLog({ params }: { params: Params }) {
   const appliedKey = JSON.stringify(applied);
   const [draft, setDraft] = useState<LogFilter>(applied);
   const [trail, setTrail] = useState<CursorTrail>(FIRST_PAGE);
-  const [problems, setProblems] = useState<string[]>([]);
+  const [problems, setProblems] = useState<string[]>(() => filterProblems(applied));
   const [searchCount, setSearchCount] = useState(0);
   const cursor = currentCursor(trail);
   const destinations = useResource(() => api.destinations(), [api]);
-  const page = useResource(() => api.attempts(filterToQuery(applied, cursor)), [api, appliedKey, cursor, searchCount], {
-    enabled: filterProblems(applied).length === 0,
-  });
+  const searchable = filterProblems(applied).length === 0;
+  const page = useResource(() => api.attempts(filterToQuery(applied, cursor)), [api, appliedKey, cursor, searchCount], { enabled: searchable });
 
   const search = (event: Event) => {
     event.preventDefault();
@@ -71,7 +70,7 @@ export function DeliveryLog({ params }: { params: Params }) {
             {draft.destination && !destinations.data?.destinations.some((d) => d.id === draft.destination) ? <option value={draft.destination}>{draft.destination}</option> : null}
           </select>
           <label for="log-status">Status</label>
-          <input {...field('status')} list="log-status-choices" placeholder="any, or e.g. 503" size={12} />
+          <input {...field('status')} list="log-status-choices" placeholder="any, or e.g. 503" size={16} />
           <datalist id="log-status-choices">
             {STATUS_CHOICES.map((choice) => (
               <option key={choice.value} value={choice.value}>
@@ -118,8 +117,10 @@ export function DeliveryLog({ params }: { params: Params }) {
           ) : (
             <AttemptTable attempts={page.data.attempts} />
           )
-        ) : page.error ? null : (
+        ) : page.error ? null : searchable ? (
           <Loading what="attempts" />
+        ) : (
+          <Empty>Correct the search above.</Empty>
         )}
       </Section>
     </>
@@ -150,7 +151,7 @@ function AttemptTable({ attempts }: { attempts: Attempt[] }) {
               <td>{attempt.destinationId}</td>
               <td>
                 <Link href={href} onClick={(event) => event.stopPropagation()}>
-                  <code title={attempt.messageId}>{truncate(attempt.messageId, 64)}</code>
+                  <code title={attempt.messageId}>{shortId(attempt.messageId)}</code>
                 </Link>
               </td>
               <td>{attempt.userId ?? (attempt.anonymousId ? <span class="muted">anon {truncate(attempt.anonymousId, 16)}</span> : NONE)}</td>

@@ -7,7 +7,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { TailMessage } from '../api';
 import { useApi } from '../api-context';
 import { Empty, ErrorNote, Section, Time } from '../components';
-import { formatTime, truncate } from '../format';
+import { formatTime, truncate, shortId } from '../format';
 import { useNow, useResource } from '../hooks';
 import { navigate } from '../navigation';
 import { hrefs } from '../route';
@@ -107,7 +107,7 @@ export function LiveTail() {
                 <td>{truncate(messageLabel(message), 60)}</td>
                 <td>{truncate(whoOf(message), 40)}</td>
                 <td>
-                  <code title={message.messageId}>{truncate(message.messageId, 64)}</code>
+                  <code title={message.messageId}>{shortId(message.messageId)}</code>
                 </td>
               </tr>
             ))}
