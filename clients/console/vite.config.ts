@@ -14,6 +14,10 @@ export default defineConfig({
     assetsInlineLimit: 0,
     reportCompressedSize: true,
   },
+  // `npx vite` (development only): the admin API of a running ingest, same origin as the page.
+  server: {
+    proxy: { '/admin': process.env.TRIBUTARY_URL ?? 'http://127.0.0.1:8080' },
+  },
   oxc: {
     jsx: { runtime: 'automatic', importSource: 'preact' },
   },
