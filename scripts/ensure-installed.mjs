@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Makes `npm start` / `npm test` work on a fresh clone without a separate install step:
 // runs `npm ci` (or `npm install` when there is no lockfile yet) when node_modules is
-// missing or older than the lockfile. With --browser (what `npm test` passes) it also makes
+// missing or older than the lockfile. With --for-tests (what `npm test` passes) it also makes
 // sure Debian's Chromium is at /usr/bin/chromium, because the console's browser tests drive
 // that one: the npm `playwright` package's own browser download cannot be reached from every
 // machine the tests run on, and a browser test must fail rather than skip when it has none.
@@ -63,4 +63,4 @@ function ensureChromium() {
 }
 
 installDependencies();
-if (process.argv.includes('--browser')) ensureChromium();
+if (process.argv.includes('--for-tests')) ensureChromium();

@@ -1,6 +1,6 @@
 /**
  * A real browser for the console's tests: Debian's Chromium (/usr/bin/chromium, installed by
- * `node scripts/ensure-installed.mjs --browser`, which `npm test` runs) driven by
+ * `node scripts/ensure-installed.mjs --for-tests`, which `npm test` runs) driven by
  * playwright-core, headless, with a fresh profile each time. The playwright package's own
  * browser download is not used: it cannot be reached from every machine the tests run on.
  * A missing Chromium fails the test with the way to install it; it never skips.
@@ -39,7 +39,7 @@ export interface TestBrowser {
 export async function openBrowser(options: { width?: number; height?: number } = {}): Promise<TestBrowser> {
   if (!existsSync(CHROMIUM_PATH)) {
     throw new Error(
-      `Chromium is not at ${CHROMIUM_PATH}. Run \`node scripts/ensure-installed.mjs --browser\` (npm test does), ` +
+      `Chromium is not at ${CHROMIUM_PATH}. Run \`node scripts/ensure-installed.mjs --for-tests\` (npm test does), ` +
         `or install Debian's "chromium" package; TRIBUTARY_CHROMIUM names another binary.`,
     );
   }
