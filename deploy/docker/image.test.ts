@@ -66,6 +66,8 @@ describe('deploy/docker/Dockerfile', () => {
       ...readdirSync(join(repoRoot, 'schemas', 'avro')).map((file) => `schemas/avro/${file}`),
       'shared/src/index.ts',
       ...SERVICES.map((name) => `services/${name}/src/main.ts`),
+      'clients/console/src/index.html',
+      'clients/console/vite.config.ts',
     ];
     for (const path of needed) expect(isIgnored(path, ignoreRules), `${path} must reach the build context`).toBe(false);
     for (const path of ['node_modules/kafkajs/package.json', 'shared/dist/index.js', 'services/ingest/dist/main.js', '.git/HEAD']) {
@@ -76,7 +78,9 @@ describe('deploy/docker/Dockerfile', () => {
   it('builds, installs and ships every service and the workspaces they import', () => {
     const text = dockerfile.map((i) => i.args).join('\n');
     const shipped = /for dir in ([^;]+); do/.exec(text)?.[1]?.trim().split(/\s+/);
-    expect(shipped).toEqual(['shared', 'schemas', ...SERVICES.map((name) => `services/${name}`)]);
+    // ingest serves the web console's build (clients/console/dist), so that workspace ships too.
+    expect(shipped).toEqual(['shared', 'schemas', 'clients/console', ...SERVICES.map((name) => `services/${name}`)]);
+    expect(text).toContain('--workspace=clients/console');
     for (const name of SERVICES) {
       expect(text).toContain(`--filter=@tributary/${name}`);
       expect(text).toContain(`--workspace=services/${name}`);
@@ -96,10 +100,12 @@ describe('deploy/docker/Dockerfile', () => {
     expect(dockerfile.find((i) => i.keyword === 'ARG')?.args).toMatch(/^NODE_IMAGE=node:20-bookworm-slim$/);
   });
 
-  it('has every service entry point after `npm run build`', () => {
+  it('has every service entry point and the console ingest serves after `npm run build`', () => {
     for (const name of SERVICES) {
       const entry = join(repoRoot, 'services', name, 'dist', 'main.js');
       expect(existsSync(entry) && statSync(entry).isFile(), `${entry} is missing: run \`npm run build\` first`).toBe(true);
     }
+    const consoleIndex = join(repoRoot, 'clients', 'console', 'dist', 'index.html');
+    expect(existsSync(consoleIndex), `${consoleIndex} is missing: run \`npm run build\` first`).toBe(true);
   });
 });

@@ -114,6 +114,7 @@ function banner(stack: StackEndpoints, settings: LocalSettings, receiver: DemoRe
     '  Tributary is running',
     `    ingest API        http://127.0.0.1:${settings.ingestPort}   (write key of the demo source: see ${settings.configPath})`,
     `    admin API         http://127.0.0.1:${settings.ingestPort}/admin/v1   Authorization: Bearer ${settings.adminToken}`,
+    `    web console       http://127.0.0.1:${settings.ingestPort}/console/   (sign in with the admin token)`,
     `    schema registry   ${registryRoot}/subjects`,
     `    Kafka             ${stack.brokers.join(',')}`,
     `    demo receiver     ${receiver ? receiver.url : '(not running)'}`,

@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export type ServiceName = 'ingest' | 'router' | 'dispatcher' | 'retry-scheduler';
+export type ServiceName = 'ingest' | 'router' | 'dispatcher' | 'retry-scheduler' | 'indexer';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const LOG_DIR = join(REPO_ROOT, '.tributary', 'test-logs');
@@ -47,10 +47,12 @@ export interface StartServiceOptions {
   /** Node options before the script, such as `--cpu-prof` (which NODE_OPTIONS does not take). */
   nodeArgs?: string[];
   readyTimeoutMs?: number;
+  /** Listen on this port rather than a free one picked here (when another service must know it first). */
+  port?: number;
 }
 
 export async function startService(name: ServiceName, options: StartServiceOptions): Promise<RunningService> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   mkdirSync(LOG_DIR, { recursive: true });
   const namespace = options.env.TOPIC_NAMESPACE ?? 'tributary';
   const logFile = join(LOG_DIR, `${namespace}-${name}-${port}.log`);

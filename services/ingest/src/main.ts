@@ -16,6 +16,7 @@ import {
   TransactionalOutput,
 } from '@tributary/shared';
 import { adminEnv, mountAdmin } from './admin/index.js';
+import { registerConsole } from './console.js';
 import { createIngestMetrics, transactionObserver } from './ingest-metrics.js';
 import { registerSegmentApi } from './segment-api.js';
 import { ingestEnv } from './settings.js';
@@ -63,6 +64,8 @@ await runService({
     });
     // Admin API (/admin/v1) and the TRIBUTARY_CONFIG start-up apply: services/ingest/src/admin/.
     const admin = mountAdmin(context, { app, kafka, codec, topics, config });
+    // The web console (clients/console) at /console/: static files only; its calls go to the admin API.
+    registerConsole(app, { logger });
     await listen(app, env.INGEST_PORT, env.HTTP_HOST);
 
     // Shutdown runs these last-registered first: stop reading config, stop taking
