@@ -25,8 +25,9 @@ import { DestinationHealthTable } from './destination-health.js';
 import { AdminQuarantine } from './quarantine.js';
 import { AdminDeadLetters } from './dlq.js';
 import { AdminEvents } from './events.js';
+import { DeliveryLogClient, deliveryLogEnv, deliveryLogRoutes } from './delivery-log.js';
 import { loadAdminOpenApi } from './openapi.js';
-import { registerAdminApi, registerAdminDisabled } from './plugin.js';
+import { ADMIN_ROUTES, registerAdminApi, registerAdminDisabled } from './plugin.js';
 import { ADMIN_PREFIX } from './routes.js';
 import { applyConfigFile } from './startup-apply.js';
 
@@ -37,6 +38,7 @@ export const adminEnv = {
   TRIBUTARY_CONFIG: z.string().optional(),
   /** How long an admin request waits for Kafka before answering 503. */
   ADMIN_WRITE_TIMEOUT: envTypes.duration('15s'),
+  ...deliveryLogEnv,
 };
 
 export type AdminEnv = CommonEnv & z.infer<z.ZodObject<typeof adminEnv>>;
@@ -79,7 +81,19 @@ function mountApi({ token, env, infrastructure, store, logger, isReady }: ApiPar
   });
   const health = new DestinationHealthTable({ kafka, codec, logger, topic: topics.destinationHealth, groupPrefix: `${env.TOPIC_NAMESPACE}-ingest-admin` });
   const quarantine = new AdminQuarantine(new QuarantineStore({ kafka, codec, topics, logger, readTimeoutMs: env.ADMIN_WRITE_TIMEOUT }));
-  registerAdminApi(app, { token, config: store, events, deadLetters, health, quarantine, isReady, logger, openapi: loadAdminOpenApi() });
+  const deliveryLog = new DeliveryLogClient({ url: env.DELIVERY_LOG_URL, token, timeoutMs: env.DELIVERY_LOG_TIMEOUT });
+  registerAdminApi(app, {
+    token,
+    config: store,
+    events,
+    deadLetters,
+    health,
+    quarantine,
+    isReady,
+    logger,
+    openapi: loadAdminOpenApi(),
+    routes: [...ADMIN_ROUTES, deliveryLogRoutes(deliveryLog)],
+  });
   return {
     async start() {
       await writer.start();
@@ -90,6 +104,7 @@ function mountApi({ token, env, infrastructure, store, logger, isReady }: ApiPar
       await deadLetters.idle();
       await health.stop();
       await writer.stop();
+      await deliveryLog.close();
     },
   };
 }

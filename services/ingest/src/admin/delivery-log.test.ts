@@ -1,0 +1,81 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DestinationHealth } from '@tributary/schemas';
+import { DeliveryLogClient, DeliveryLogUnavailable, withCircuit } from './delivery-log.js';
+import type { DestinationHealthTable } from './destination-health.js';
+
+/** What the forwarding must cope with from the indexer's port: answers, errors, silence. */
+let server: Server;
+let base: string;
+const seen: Array<{ url: string | undefined; authorization: string | undefined }> = [];
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    seen.push({ url: request.url, authorization: request.headers.authorization });
+    if (request.url?.startsWith('/admin/v1/messages/')) {
+      response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'message "m 1" is not in the delivery log', code: 'not_found', issues: [] }));
+    } else if (request.url?.startsWith('/admin/v1/attempts')) {
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ attempts: [], nextCursor: null }));
+    } else if (request.url === '/admin/v1/broken') {
+      response.writeHead(502).end('<html>bad gateway</html>');
+    } else if (request.url === '/admin/v1/silent') {
+      // Never answers.
+    } else {
+      response.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'the delivery log database is unreachable', code: 'delivery_log_unavailable', issues: [] }));
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+describe('DeliveryLogClient', () => {
+  it('forwards path and query with its own token and passes answers back as they are', async () => {
+    const client = new DeliveryLogClient({ url: base, token: 'ingest-token', timeoutMs: 2_000 });
+    try {
+      expect(await client.get('/attempts?destination=crm&status=5xx')).toEqual({ status: 200, body: { attempts: [], nextCursor: null } });
+      expect(seen.at(-1)).toEqual({ url: '/admin/v1/attempts?destination=crm&status=5xx', authorization: 'Bearer ingest-token' });
+      const missing = await client.get('/messages/m%201');
+      expect(missing.status).toBe(404);
+      expect(seen.at(-1)?.url).toBe('/admin/v1/messages/m%201');
+      // The indexer's own 503 keeps its words.
+      expect(await client.get('/delivery-summary')).toMatchObject({ status: 503, body: { code: 'delivery_log_unavailable' } });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('turns silence, refusal and non-JSON answers into 503 delivery_log_unavailable', async () => {
+    const slow = new DeliveryLogClient({ url: base, token: 't', timeoutMs: 300 });
+    const refused = new DeliveryLogClient({ url: 'http://127.0.0.1:1', token: 't', timeoutMs: 2_000 });
+    try {
+      await expect(slow.get('/silent')).rejects.toThrow(/did not answer in time/);
+      await expect(slow.get('/broken')).rejects.toBeInstanceOf(DeliveryLogUnavailable);
+      const error = await refused.get('/attempts').catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(DeliveryLogUnavailable);
+      expect((error as DeliveryLogUnavailable).body()).toMatchObject({ code: 'delivery_log_unavailable', error: expect.stringMatching(/not reachable/) });
+    } finally {
+      await slow.close();
+      await refused.close();
+    }
+  });
+});
+
+describe('withCircuit', () => {
+  const view = (state: string, queuedFirst: number): DestinationHealth =>
+    ({ destinationId: 'crm', instanceId: 'd-1', state, stateSince: 0, openUntil: null, openings: 1, consecutiveFailures: 5, windowRequests: 5, windowFailures: 5, lastSuccessAt: null, lastFailureAt: 1, lastError: 'HTTP 503', queuedFirst, queuedRetries: 0, inFlight: 0, attempts: 5, deferrals: 0, updatedAt: 1_000 });
+  const table = (views: DestinationHealth[]) => ({ views: () => views }) as unknown as DestinationHealthTable;
+
+  it('adds the published circuit state and backlog to a summary, null when nobody published one', () => {
+    expect(withCircuit({ destinationId: 'crm', attempts: 3 }, table([view('open', 7)]), 2_000)).toEqual({
+      destinationId: 'crm',
+      attempts: 3,
+      circuit: { state: 'open', backlog: { firstAttempts: 7, retries: 0, inFlight: 0 }, updatedAt: new Date(1_000).toISOString() },
+    });
+    expect(withCircuit({ destinationId: 'crm' }, table([]), 2_000)).toEqual({ destinationId: 'crm', circuit: null });
+  });
+});
