@@ -24,3 +24,4 @@ export * from './topic-scan.js';
 export * from './quarantine-store.js';
 export * from './produce-batcher.js';
 export * from './routing/index.js';
+export * from './consumer-lag.js';
