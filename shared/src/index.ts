@@ -25,3 +25,4 @@ export * from './quarantine-store.js';
 export * from './produce-batcher.js';
 export * from './routing/index.js';
 export * from './consumer-lag.js';
+export * from './admin/index.js';

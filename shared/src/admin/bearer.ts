@@ -4,6 +4,7 @@
  * be learnt from response times.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { AdminError } from './errors.js';
 
 export type BearerCheck = { ok: true } | { ok: false; reason: 'missing' | 'malformed' | 'wrong' };
 
@@ -16,4 +17,18 @@ export function checkBearer(authorization: string | undefined, token: string): B
   const presented = BEARER.exec(authorization)?.[1];
   if (presented === undefined) return { ok: false, reason: 'malformed' };
   return timingSafeEqual(digest(presented), digest(token)) ? { ok: true } : { ok: false, reason: 'wrong' };
+}
+
+const REALM = 'Bearer realm="tributary-admin"';
+
+/** The 401 answer (and its WWW-Authenticate challenge) for a refused bearer check. */
+export function bearerRefusal(reason: 'missing' | 'malformed' | 'wrong'): { error: AdminError; challenge: string } {
+  switch (reason) {
+    case 'missing':
+      return { error: new AdminError(401, 'unauthorized', 'the admin API needs the admin token: send "Authorization: Bearer <ADMIN_TOKEN>"'), challenge: REALM };
+    case 'malformed':
+      return { error: new AdminError(401, 'unauthorized', 'the Authorization header must be "Bearer <ADMIN_TOKEN>"'), challenge: `${REALM}, error="invalid_request"` };
+    case 'wrong':
+      return { error: new AdminError(401, 'invalid_token', 'the admin token is not valid'), challenge: `${REALM}, error="invalid_token"` };
+  }
 }
