@@ -4,6 +4,7 @@
  * be learnt from response times.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
 import { AdminError } from './errors.js';
 
 export type BearerCheck = { ok: true } | { ok: false; reason: 'missing' | 'malformed' | 'wrong' };
@@ -32,3 +33,7 @@ export function bearerRefusal(reason: 'missing' | 'malformed' | 'wrong'): { erro
       return { error: new AdminError(401, 'invalid_token', 'the admin token is not valid'), challenge: `${REALM}, error="invalid_token"` };
   }
 }
+
+/** The ADMIN_TOKEN setting, for every process that serves admin routes. */
+export const adminTokenSetting = () =>
+  z.string().regex(/^\S+$/, 'may not contain spaces (it is sent as "Authorization: Bearer <token>")').optional();
