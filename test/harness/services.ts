@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export type ServiceName = 'ingest' | 'router' | 'dispatcher' | 'retry-scheduler';
+export type ServiceName = 'ingest' | 'router' | 'dispatcher' | 'retry-scheduler' | 'indexer';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const LOG_DIR = join(REPO_ROOT, '.tributary', 'test-logs');
