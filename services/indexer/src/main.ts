@@ -34,7 +34,8 @@ await runService({
   env: indexerEnv,
   async start(context) {
     const { env, logger, metrics, readiness, onShutdown } = context;
-    for (const check of ['database', 'config', 'producer']) readiness.set(check, false);
+    // 'consumer' too, from the start: ready means indexing, not only started.
+    for (const check of ['database', 'config', 'producer', 'consumer']) readiness.set(check, false);
     const namespace = env.TOPIC_NAMESPACE;
     let store: DeliveryLogStore | undefined;
     let config: ConfigView | undefined;
