@@ -7,6 +7,7 @@
  * indexer, unready meanwhile, catches up without exiting. Last, the embedded PGlite variant,
  * across a restart on the same data directory.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -181,6 +182,21 @@ describe('the indexer behind the real pipeline, on PostgreSQL', () => {
     const records = await Promise.all(quarantined.map(({ message }) => codec.decode<QuarantinedRecord>('quarantine', message.value)));
     expect(records).toEqual([expect.objectContaining({ service: 'indexer', sourceTopic: topics.topics.attempts, reason: 'not_framed' })]);
     expect(await metricValue(indexer.url, 'tributary_quarantined_total', { topic: topics.topics.attempts, reason: 'not_framed' })).toBe(1);
+  });
+
+  it('quarantines a record the database refuses, and indexes the rest of its batch', { timeout: 60_000 }, async () => {
+    // Valid Avro, but an id no btree index takes (entries are limited to about 2.7 kB).
+    const huge = testAttempt({ messageId: randomBytes(12_000).toString('base64'), destinationId: 'crm' });
+    const after = testAttempt({ messageId: `after-refused-${Date.now()}`, destinationId: 'crm' });
+    await topics.producer.send({
+      topic: topics.topics.attempts,
+      messages: [huge, after].map((attempt) => ({ key: 'same-partition', value: topics.codec.encode(topics.topics.attempts, attempt) })),
+    });
+    await eventually(async () => (await api<{ attempts: unknown[] }>(indexer, `/attempts?messageId=${after.messageId}`)).body.attempts.length === 1, 'the record after the refused one');
+    const quarantined = await readTopic(testKafka(), topics.topics.quarantine, { until: (records) => records.length >= 2 });
+    const reasons = await Promise.all(quarantined.map(async ({ message }) => (await testCodec().decode<QuarantinedRecord>('quarantine', message.value)).reason));
+    expect(reasons.sort()).toEqual(['not_framed', 'unwritable']);
+    expect(await metricValue(indexer.url, 'tributary_indexer_database_errors_total', { kind: 'data' })).toBeGreaterThanOrEqual(1);
   });
 
   it('waits out its database, unready, and catches up once it is back', { timeout: 120_000 }, async () => {
