@@ -52,6 +52,13 @@ describe('the read API', () => {
     expect((await api.inject({ url: '/admin/v1/nothing-here', headers: auth })).json()).toMatchObject({ code: 'not_found' });
   });
 
+  it('takes a message id with a slash, URL-encoded', async () => {
+    let asked = '';
+    const store = { message: async (id: string) => ((asked = id), undefined) };
+    await server('t0ken', store as unknown as Partial<DeliveryLogStore>).inject({ url: '/admin/v1/messages/a%2Fb%20c', headers: auth });
+    expect(asked).toBe('a/b c');
+  });
+
   it('summarises every configured destination, sorted', async () => {
     let asked: readonly string[] = [];
     const store = { summaries: async (ids: readonly string[]) => ((asked = ids), []) };

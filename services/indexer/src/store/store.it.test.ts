@@ -23,14 +23,44 @@ beforeAll(async () => {
 afterAll(async () => server?.destroy());
 
 /** A fresh database on the server per test group, so groups never see each other's rows. */
-async function freshPostgres(): Promise<SqlClient> {
+async function freshDatabase(): Promise<string> {
   const name = `t_${randomUUID().replaceAll('-', '')}`;
   const admin = new pg.Client({ connectionString: server.url });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
   await admin.end();
-  return openPostgres({ url: server.urlFor(name) });
+  return server.urlFor(name);
 }
+
+async function freshPostgres(): Promise<SqlClient> {
+  return openPostgres({ url: await freshDatabase() });
+}
+
+describe('migrations on a PostgreSQL server', () => {
+  it('let indexers starting at once take turns: one applies them, the others find them done', async () => {
+    const url = await freshDatabase();
+    const clients = [openPostgres({ url }), openPostgres({ url }), openPostgres({ url })];
+    try {
+      const applied = await Promise.all(clients.map((client) => migrate(client)));
+      expect(applied.filter((versions) => versions.length > 0)).toEqual([[1]]);
+      const { rows } = await clients[0]!.query<{ version: number }>('SELECT version FROM delivery_log_migrations');
+      expect(rows).toEqual([{ version: 1 }]);
+    } finally {
+      await Promise.all(clients.map((client) => client.close()));
+    }
+  });
+
+  it('refuses a schema newer than it knows', async () => {
+    const client = openPostgres({ url: await freshDatabase() });
+    try {
+      await migrate(client);
+      await client.query("INSERT INTO delivery_log_migrations (version, name, applied_at) VALUES (99, 'from the future', 0)");
+      await expect(migrate(client)).rejects.toThrow(/version 99, newer than this indexer knows/);
+    } finally {
+      await client.close();
+    }
+  });
+});
 
 const databases: Array<[string, () => Promise<SqlClient>]> = [
   ['PostgreSQL', freshPostgres],
