@@ -42,6 +42,7 @@ export interface IndexerConsumerOptions {
   groupId: string;
   maxBatch: number;
   maxBatchBytes: number;
+  sessionTimeoutMs: number;
   /** Longest wait between two tries of a failing chunk. */
   maxBackoffMs?: number;
 }
@@ -70,12 +71,18 @@ export class IndexerConsumer {
   constructor(private readonly options: IndexerConsumerOptions) {}
 
   async start(): Promise<void> {
-    const { kafka, topics, groupId, logger, readiness } = this.options;
+    const { kafka, topics, groupId, logger, readiness, sessionTimeoutMs } = this.options;
     this.consumer = new SupervisedConsumer({
       kafka,
       groupId,
       // Fetches bounded in bytes: a backlog is read in pieces, not into memory at once.
-      config: { readUncommitted: false, maxBytes: 16 * 1024 * 1024, maxBytesPerPartition: 4 * 1024 * 1024 },
+      config: {
+        readUncommitted: false,
+        sessionTimeout: sessionTimeoutMs,
+        heartbeatInterval: Math.min(3_000, Math.floor(sessionTimeoutMs / 3)),
+        maxBytes: 16 * 1024 * 1024,
+        maxBytesPerPartition: 4 * 1024 * 1024,
+      },
       logger,
       name: 'consumer',
       readiness,

@@ -99,6 +99,7 @@ await runService({
       groupId,
       maxBatch: env.INDEXER_MAX_BATCH,
       maxBatchBytes: env.INDEXER_MAX_BATCH_BYTES,
+      sessionTimeoutMs: env.INDEXER_SESSION_TIMEOUT,
     });
     // Registered last so it runs first at shutdown: the chunk in flight finishes and commits
     // before the producer and the database close.

@@ -12,6 +12,7 @@ describe('indexer settings', () => {
     expect(env.DELIVERY_LOG_DATA_DIR).toBe('.tributary/delivery-log');
     expect(env.DELIVERY_LOG_RETENTION).toBe(7 * 86_400_000);
     expect(env.INDEXER_MAX_BATCH).toBe(2000);
+    expect(env.INDEXER_SESSION_TIMEOUT).toBe(30_000);
     expect(env.ADMIN_TOKEN).toBeUndefined();
   });
 

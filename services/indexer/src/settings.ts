@@ -20,6 +20,11 @@ export const indexerEnv = {
   INDEXER_MAX_BATCH: envTypes.positiveInt(2000),
   /** Bytes of Kafka record values per database transaction, so a backlog of large records stays bounded in memory. */
   INDEXER_MAX_BATCH_BYTES: envTypes.positiveInt(8 * 1024 * 1024),
+  /**
+   * Consumer-group session timeout: how long a crashed indexer keeps its partitions before the
+   * group hands them to another member (or to its own restarted process).
+   */
+  INDEXER_SESSION_TIMEOUT: envTypes.duration('30s'),
   /** Bearer token of the read API (the same as ingest's). Unset: the routes answer 404 admin_disabled. */
   ADMIN_TOKEN: adminTokenSetting(),
 };

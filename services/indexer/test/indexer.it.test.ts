@@ -223,7 +223,8 @@ describe('the indexer behind the real pipeline, on PostgreSQL', () => {
 describe('the indexer on its embedded PGlite', () => {
   const namespace = uniqueNamespace('indexer-pglite');
   const dataDir = mkdtempSync(join(tmpdir(), 'tributary-indexer-it-'));
-  const env = { ...stackEnv(namespace), ADMIN_TOKEN: TOKEN, DELIVERY_LOG_DATA_DIR: dataDir, INSTANCE_ID: 'it-indexer-pglite' };
+  // A short session: the killed indexer's partitions come back to its successor quickly.
+  const env = { ...stackEnv(namespace), ADMIN_TOKEN: TOKEN, DELIVERY_LOG_DATA_DIR: dataDir, INSTANCE_ID: 'it-indexer-pglite', INDEXER_SESSION_TIMEOUT: '6s' };
   let topics: Topics;
   let indexer: RunningService | undefined;
 
@@ -260,6 +261,15 @@ describe('the indexer on its embedded PGlite', () => {
 
     await indexer.stop();
     indexer = await startService('indexer', { env });
+    expect((await api<MessageAnswer>(indexer, `/messages/${message.messageId}`)).body.attempts).toHaveLength(1);
+
+    // Killed, not stopped: the embedded database recovers, and the lock its dead owner left is taken over.
+    const later = testMessage({ messageId: `pglite-later-${Date.now()}` });
+    await produceMessage(topics, later);
+    await eventually(async () => (await api(indexer!, `/messages/${later.messageId}`)).status === 200, 'the later message');
+    await indexer.kill();
+    indexer = await startService('indexer', { env });
+    expect((await api(indexer, `/messages/${later.messageId}`)).status).toBe(200);
     expect((await api<MessageAnswer>(indexer, `/messages/${message.messageId}`)).body.attempts).toHaveLength(1);
 
     await indexer.stop();
