@@ -222,13 +222,15 @@ describe('the indexer behind the real pipeline, on PostgreSQL', () => {
 
 describe('the indexer on its embedded PGlite', () => {
   const namespace = uniqueNamespace('indexer-pglite');
-  const dataDir = mkdtempSync(join(tmpdir(), 'tributary-indexer-it-'));
-  // A short session: the killed indexer's partitions come back to its successor quickly.
-  const env = { ...stackEnv(namespace), ADMIN_TOKEN: TOKEN, DELIVERY_LOG_DATA_DIR: dataDir, INSTANCE_ID: 'it-indexer-pglite', INDEXER_SESSION_TIMEOUT: '6s' };
+  let dataDir: string | undefined;
+  let env: Record<string, string>;
   let topics: Topics;
   let indexer: RunningService | undefined;
 
   beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'tributary-indexer-it-'));
+    // A short session: the killed indexer's partitions come back to its successor quickly.
+    env = { ...stackEnv(namespace), ADMIN_TOKEN: TOKEN, DELIVERY_LOG_DATA_DIR: dataDir, INSTANCE_ID: 'it-indexer-pglite', INDEXER_SESSION_TIMEOUT: '6s' };
     topics = await openTopics(namespace);
     await writeConfig(topics, { id: 'web', name: 'Web', writeKey: 'wk_web_it_0123456789', enabled: true });
   }, 60_000);
@@ -236,7 +238,7 @@ describe('the indexer on its embedded PGlite', () => {
   afterAll(async () => {
     await indexer?.stop();
     await topics?.producer.disconnect();
-    rmSync(dataDir, { recursive: true, force: true });
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('indexes what producers write, answers in the admin API shape, and keeps it across a restart', { timeout: 90_000 }, async () => {
