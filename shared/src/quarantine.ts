@@ -32,6 +32,8 @@ export const QUARANTINE_REASONS = [
   'too_deep',
   'too_large',
   'unrenderable',
+  /** A database refused the record's data (the delivery-log indexer): it would block its partition for good. */
+  'unwritable',
 ] as const satisfies readonly string[];
 
 /** Why a record was quarantined: a decode failure (UndecodableReason), or what a service found wrong with it. */

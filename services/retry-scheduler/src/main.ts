@@ -9,9 +9,8 @@
  * config: the window is the only rule it applies, and the dispatcher reads the config at
  * attempt time.
  */
-import { createHttpServer, createInfrastructure, ladderTiers, listen, prepareInfrastructure, runService, topicDefinitions, TransactionalOutput } from '@tributary/shared';
+import { ConsumerLagProbe, createHttpServer, createInfrastructure, ladderTiers, listen, prepareInfrastructure, runService, topicDefinitions, TransactionalOutput } from '@tributary/shared';
 import { createSchedulerMetrics } from './metrics.js';
-import { PendingRecords } from './pending.js';
 import { ladderFromSettings, schedulerEnv } from './settings.js';
 import { TierScheduler } from './tier-scheduler.js';
 
@@ -33,7 +32,7 @@ await runService({
     await prepareInfrastructure(context, infrastructure, (names) => topicDefinitions(names, { retryTiers: tiers }));
 
     const groupOf = (tier: string) => `${namespace}-retry-scheduler-${tier}`;
-    const pending = new PendingRecords({ kafka, logger, tiers: tiers.map((tier) => ({ tier, topic: topics.retry(tier), groupId: groupOf(tier) })) });
+    const pending = new ConsumerLagProbe({ kafka, logger, groups: tiers.map((tier) => ({ tier, topic: topics.retry(tier), groupId: groupOf(tier) })) });
     await pending.start();
     onShutdown('pending-records admin', () => pending.stop());
 

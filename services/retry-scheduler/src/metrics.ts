@@ -4,8 +4,7 @@
  * handled again after an abort are not counted twice.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { createQuarantineCounter } from '@tributary/shared';
-import type { PendingRecords } from './pending.js';
+import { createConsumerLagGauge, createQuarantineCounter, type ConsumerLagProbe } from '@tributary/shared';
 import { oldestHeadAgeSeconds } from './release-plan.js';
 
 /**
@@ -26,7 +25,8 @@ export interface SchedulerMetrics {
 export interface SchedulerGauges {
   /** Write times of the records each tier holds at the head of a paused partition. */
   heldHeads(tier: string): Iterable<number>;
-  pending: PendingRecords;
+  /** The tier groups' lag; on tier topics that is the retries waiting. */
+  pending: ConsumerLagProbe<{ tier: string; groupId: string; topic: string }>;
   now(): number;
 }
 
@@ -95,16 +95,10 @@ export function createSchedulerMetrics(registry: Registry, tiers: readonly strin
       for (const tier of tiers) this.set({ tier }, lags.filter((lag) => lag.tier === tier).reduce((sum, lag) => sum + lag.lag, 0));
     },
   });
-  new Gauge({
-    name: 'tributary_consumer_lag',
-    help: 'Records behind the end of the partition, per consumer group, topic and partition. On tier topics this is the retries waiting, not a consumer falling behind.',
-    labelNames: ['group', 'topic', 'partition'],
-    registers,
-    async collect() {
-      const lags = await gauges.pending.measure();
-      this.reset();
-      for (const { group, topic, partition, lag } of lags) this.set({ group, topic, partition: String(partition) }, lag);
-    },
-  });
+  createConsumerLagGauge(
+    registry,
+    gauges.pending,
+    'Records behind the end of the partition, per consumer group, topic and partition. On tier topics this is the retries waiting, not a consumer falling behind.',
+  );
   return metrics;
 }

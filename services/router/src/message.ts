@@ -7,7 +7,7 @@
 import type { IngestMessage, MessageType } from '@tributary/schemas';
 import { MESSAGE_TYPES } from '@tributary/schemas';
 import { MAX_ID_LENGTH, MAX_JSON_DEPTH, MAX_MESSAGE_ID_LENGTH, nestsDeeperThan, QUARANTINE_REASONS, undecodableCause, type QuarantineReason } from '@tributary/shared';
-import { isJsonObject, type JsonObject } from './integrations.js';
+import { isJsonObject, type JsonObject } from '@tributary/shared/segment';
 
 /** Why a record is invalid: the reasons it is quarantined with. */
 export type InvalidReason = QuarantineReason;

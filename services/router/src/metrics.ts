@@ -3,10 +3,9 @@
  * the deliveries committed, so a chunk routed again after an abort is not counted twice.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { createQuarantineCounter, LATENCY_BUCKETS } from '@tributary/shared';
+import { createQuarantineCounter, FILTER_REASONS, LATENCY_BUCKETS } from '@tributary/shared';
 import { INVALID_REASONS } from './message.js';
 import type { ChunkOutcome } from './route-chunk.js';
-import { FILTER_REASONS } from './routing.js';
 
 export interface RouterMetrics {
   routed: Counter<'destination'>;

@@ -23,7 +23,7 @@
  * repeat. Times are ISO-8601 UTC with milliseconds.
  */
 import type { IngestMessage } from '@tributary/schemas';
-import type { JsonObject } from './integrations.js';
+import type { JsonObject } from '@tributary/shared/segment';
 import type { FreeForm } from './message.js';
 
 export const BODY_VERSION = 1;

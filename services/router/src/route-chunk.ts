@@ -7,10 +7,9 @@
  */
 import { deliveryKey, type Delivery, type Destination, type IngestMessage, type Source } from '@tributary/schemas';
 import { dedupKey, type DedupClaims } from './dedup.js';
-import { contextIntegrations, webhooksEnabled } from './integrations.js';
 import { checkMessage, InvalidMessage, parseFreeForm, type FreeForm } from './message.js';
 import { renderBody } from './render.js';
-import { decideRoute, type FilterReason } from './routing.js';
+import { contextIntegrations, decideRoute, webhooksEnabled, type FilterReason } from '@tributary/shared';
 
 /** The record as read from Kafka, for the quarantine should it turn out invalid. */
 export interface RawRecord {

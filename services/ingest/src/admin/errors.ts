@@ -4,31 +4,10 @@
  * the request: our own checks, config validation, or Fastify's body parsing.
  */
 import type { z } from 'zod';
-import { ConfigValidationError, formatPath, type ValidationIssue } from '@tributary/shared';
+import { AdminError, ConfigValidationError, formatPath, type ValidationIssue } from '@tributary/shared';
 
-export interface AdminErrorBody {
-  error: string;
-  code: string;
-  issues: ValidationIssue[];
-  [detail: string]: unknown;
-}
-
-export class AdminError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly issues: ValidationIssue[] = [],
-    readonly details: Record<string, unknown> = {},
-  ) {
-    super(message);
-    this.name = 'AdminError';
-  }
-
-  body(): AdminErrorBody {
-    return { error: this.message, code: this.code, issues: this.issues, ...this.details };
-  }
-}
+// The shape itself lives in shared: the delivery-log indexer answers admin routes too.
+export { AdminError, type AdminErrorBody } from '@tributary/shared';
 
 export function invalid(what: string, issues: ValidationIssue[]): AdminError {
   const listed = issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join('; ');

@@ -8,6 +8,7 @@ import type { Kafka } from 'kafkajs';
 import { z } from 'zod';
 import type { TopicNames } from '@tributary/schemas';
 import {
+  adminTokenSetting,
   createProducer,
   DeadLetterStore,
   QuarantineStore,
@@ -33,7 +34,7 @@ import { applyConfigFile } from './startup-apply.js';
 
 export const adminEnv = {
   /** Bearer token of the admin API; unset = the admin API is off. */
-  ADMIN_TOKEN: z.string().regex(/^\S+$/, 'may not contain spaces (it is sent as "Authorization: Bearer <token>")').optional(),
+  ADMIN_TOKEN: adminTokenSetting(),
   /** Declarative config (YAML) applied at start-up; unset = nothing applied. */
   TRIBUTARY_CONFIG: z.string().optional(),
   /** How long an admin request waits for Kafka before answering 503. */

@@ -4,8 +4,7 @@
  * the bearer token; every error answer has the admin error shape.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { HttpServer, Logger } from '@tributary/shared';
-import { checkBearer } from './bearer.js';
+import { bearerRefusal, checkBearer, type HttpServer, type Logger } from '@tributary/shared';
 import { configRoutes } from './config-routes.js';
 import { dlqRoutes } from './dlq.js';
 import { AdminError, toAdminError } from './errors.js';
@@ -17,19 +16,6 @@ import { ADMIN_PREFIX, type AdminDeps, type AdminRoutes } from './routes.js';
 
 /** Every route group; a new group is one more entry. */
 export const ADMIN_ROUTES: readonly AdminRoutes[] = [configRoutes, eventRoutes, dlqRoutes, healthRoutes, quarantineRoutes];
-
-const REALM = 'Bearer realm="tributary-admin"';
-
-function unauthorized(reason: 'missing' | 'malformed' | 'wrong'): { error: AdminError; challenge: string } {
-  switch (reason) {
-    case 'missing':
-      return { error: new AdminError(401, 'unauthorized', 'the admin API needs the admin token: send "Authorization: Bearer <ADMIN_TOKEN>"'), challenge: REALM };
-    case 'malformed':
-      return { error: new AdminError(401, 'unauthorized', 'the Authorization header must be "Bearer <ADMIN_TOKEN>"'), challenge: `${REALM}, error="invalid_request"` };
-    case 'wrong':
-      return { error: new AdminError(401, 'invalid_token', 'the admin token is not valid'), challenge: `${REALM}, error="invalid_token"` };
-  }
-}
 
 export interface AdminApiOptions extends AdminDeps {
   logger: Logger;
@@ -59,7 +45,7 @@ export function registerAdminApi(app: HttpServer, options: AdminApiOptions): voi
         secured.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
           const check = checkBearer(request.headers.authorization, deps.token);
           if (!check.ok) {
-            const { error, challenge } = unauthorized(check.reason);
+            const { error, challenge } = bearerRefusal(check.reason);
             return reply.code(401).header('www-authenticate', challenge).send(error.body());
           }
           if (!deps.isReady()) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Destination, Source } from '@tributary/schemas';
-import { decideRoute } from './routing.js';
+import { decideRoute } from './decide-route.js';
 
 const source = (overrides: Partial<Source> = {}): Source => ({ id: 'web', name: 'Web', writeKey: 'wk_web_123', enabled: true, ...overrides });
 const destination = (id: string, overrides: Partial<Destination> = {}): Destination => ({

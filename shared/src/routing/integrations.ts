@@ -9,17 +9,12 @@
  * `integrations` field) or only in `context.integrations` (producers writing Avro
  * directly); both are read and merged per key, the top-level one winning, as ingest does.
  */
-
-export type JsonObject = Record<string, unknown>;
+import { isJsonObject, type JsonObject } from '../segment/json-objects.js';
 
 export const WEBHOOKS_KEY = 'Webhooks';
 export const ALL_KEY = 'All';
 
 const ABSENT = Symbol('absent');
-
-export function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The integrations object carried in a context, when it is one. */
 export function contextIntegrations(context: JsonObject): JsonObject | null {

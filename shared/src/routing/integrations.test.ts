@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { contextIntegrations, webhooksEnabled, type JsonObject } from './integrations.js';
+import type { JsonObject } from '../segment/json-objects.js';
+import { contextIntegrations, webhooksEnabled } from './integrations.js';
 
 type Setting = { label: string; value?: unknown };
 

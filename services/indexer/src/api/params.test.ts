@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { AdminError } from '@tributary/shared';
+import { encodeAttemptCursor, encodeTailCursor } from './cursor.js';
+import { parseAttemptSearch, parseId, parseRange, parseStatus, parseTail, parseTime, parseTimeline } from './params.js';
+
+const NOW = Date.parse('2026-11-25T12:00:00.000Z');
+
+function refusal(run: () => unknown): AdminError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof AdminError) return error;
+    throw error;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('parseTime', () => {
+  it('takes ISO-8601 and epoch milliseconds', () => {
+    expect(parseTime('2026-11-25T10:00:00Z')).toBe(Date.parse('2026-11-25T10:00:00Z'));
+    expect(parseTime('2026-11-25T10:00:00.123+01:00')).toBe(Date.parse('2026-11-25T09:00:00.123Z'));
+    expect(parseTime('2026-11-25')).toBe(Date.parse('2026-11-25T00:00:00Z'));
+    expect(parseTime('1764064800000')).toBe(1_764_064_800_000);
+  });
+
+  it('refuses anything else', () => {
+    for (const bad of ['yesterday', 'Tue, 25 Nov 2026', '2026-13-45T00:00:00Z', '-5', '1.5', '']) expect(parseTime(bad), bad).toBeUndefined();
+  });
+});
+
+describe('parseStatus', () => {
+  it('reads outcomes, statuses, classes and error', () => {
+    expect(parseStatus('dead')).toEqual({ kind: 'outcome', outcome: 'dead' });
+    expect(parseStatus('503')).toEqual({ kind: 'status', status: 503 });
+    expect(parseStatus('5xx')).toEqual({ kind: 'class', from: 500, to: 600 });
+    expect(parseStatus('2XX')).toEqual({ kind: 'class', from: 200, to: 300 });
+    expect(parseStatus('error')).toEqual({ kind: 'error' });
+    expect(parseStatus('failed')).toBeUndefined();
+    expect(parseStatus('700')).toBeUndefined();
+  });
+});
+
+describe('parseAttemptSearch', () => {
+  it('defaults to the last hour, 50 at a time', () => {
+    expect(parseAttemptSearch({}, NOW)).toEqual({ since: NOW - 3_600_000, until: NOW, limit: 50 });
+  });
+
+  it('reads every filter and the cursor', () => {
+    const cursor = encodeAttemptCursor({ startedAt: NOW - 5, partition: 1, offset: 9 });
+    const search = parseAttemptSearch(
+      { destination: 'crm', source: 'web', status: '4xx', userId: 'u-1', messageId: 'm-1', since: '2026-11-25T11:30:00Z', until: String(NOW), limit: '500', cursor },
+      NOW,
+    );
+    expect(search).toEqual({
+      destination: 'crm',
+      source: 'web',
+      status: { kind: 'class', from: 400, to: 500 },
+      userId: 'u-1',
+      messageId: 'm-1',
+      since: NOW - 1_800_000,
+      until: NOW,
+      limit: 500,
+      cursor: { startedAt: NOW - 5, partition: 1, offset: 9 },
+    });
+  });
+
+  it('refuses with a 400 naming each bad parameter', () => {
+    const error = refusal(() => parseAttemptSearch({ limit: '501', status: 'bad', since: 'soon', cursor: 'zz!' }, NOW));
+    expect(error.status).toBe(400);
+    expect(error.code).toBe('validation_failed');
+    expect(error.issues.map((issue) => issue.path).sort()).toEqual(['cursor', 'limit', 'since', 'status']);
+    expect(error.message).toMatch(/limit: must be from 1 to 500/);
+  });
+
+  it('refuses unknown and repeated parameters, and a range that ends before it starts', () => {
+    expect(refusal(() => parseAttemptSearch({ destinationId: 'crm' }, NOW)).issues).toEqual([{ path: 'destinationId', message: expect.stringMatching(/unknown query parameter/) }]);
+    expect(refusal(() => parseAttemptSearch({ source: ['a', 'b'] }, NOW)).issues[0]?.path).toBe('source');
+    expect(refusal(() => parseAttemptSearch({ since: String(NOW), until: String(NOW - 1) }, NOW)).issues[0]?.path).toBe('since');
+    expect(refusal(() => parseAttemptSearch({ limit: '0' }, NOW)).issues[0]?.path).toBe('limit');
+  });
+});
+
+describe('parseTail and parseRange', () => {
+  it('read the tail cursor and limit (1–200)', () => {
+    expect(parseTail({})).toEqual({ limit: 50 });
+    expect(parseTail({ source: 'web', after: encodeTailCursor(42), limit: '200' })).toEqual({ source: 'web', after: 42, limit: 200 });
+    expect(refusal(() => parseTail({ limit: '201' })).issues[0]?.path).toBe('limit');
+    expect(refusal(() => parseTail({ after: 'nope' })).issues[0]?.path).toBe('after');
+  });
+
+  it('defaults a range to the hour before until', () => {
+    expect(parseRange({ until: String(NOW) }, 0)).toEqual({ since: NOW - 3_600_000, until: NOW });
+  });
+});
+
+describe('parseTimeline', () => {
+  it('aligns buckets to whole bucket lengths', () => {
+    const timeline = parseTimeline({ since: String(NOW - 90_000 + 1), until: String(NOW), bucket: '1m' }, NOW);
+    expect(timeline).toEqual({ since: NOW - 89_999, until: NOW, bucketMs: 60_000, origin: NOW - 120_000, buckets: 2 });
+    expect(parseTimeline({}, NOW)).toMatchObject({ bucketMs: 60_000, buckets: 60 });
+  });
+
+  it('answers at most 1,000 buckets, of 10 s to 1 d', () => {
+    expect(refusal(() => parseTimeline({ since: String(NOW - 86_400_000), bucket: '10s' }, NOW)).issues[0]).toMatchObject({ path: 'bucket', message: expect.stringMatching(/8640 buckets/) });
+    expect(refusal(() => parseTimeline({ bucket: '5s' }, NOW)).issues[0]?.path).toBe('bucket');
+    expect(refusal(() => parseTimeline({ bucket: '2d' }, NOW)).issues[0]?.path).toBe('bucket');
+    expect(refusal(() => parseTimeline({ bucket: 'often' }, NOW)).issues[0]?.path).toBe('bucket');
+  });
+});
+
+describe('parseId', () => {
+  it('refuses an empty id by name', () => {
+    expect(parseId('messageId', 'm-1')).toBe('m-1');
+    expect(refusal(() => parseId('messageId', '')).issues[0]?.path).toBe('messageId');
+  });
+});

@@ -1,0 +1,69 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createHttpServer, createLogger, createMetrics, createReadiness, type HttpServer } from '@tributary/shared';
+import type { DeliveryLogStore } from '../store/store.js';
+import { registerReadApi } from './routes.js';
+
+const logger = createLogger({ service: 'test', level: 'silent' });
+let app: HttpServer | undefined;
+
+function server(token: string | undefined, store: Partial<DeliveryLogStore> | undefined): HttpServer {
+  app = createHttpServer({ logger, metrics: createMetrics('test'), readiness: createReadiness() });
+  registerReadApi(app, { token, store: () => store as DeliveryLogStore | undefined, destinationIds: () => ['crm'], logger });
+  return app;
+}
+
+const auth = { authorization: 'Bearer t0ken' };
+
+afterEach(async () => {
+  await app?.close();
+  app = undefined;
+});
+
+describe('the read API', () => {
+  it('is off without a token: 404 admin_disabled on every admin URL', async () => {
+    const response = await server(undefined, {}).inject({ url: '/admin/v1/attempts' });
+    expect(response.statusCode).toBe(404);
+    expect(response.json()).toMatchObject({ code: 'admin_disabled', issues: [] });
+  });
+
+  it('needs the bearer token', async () => {
+    const response = await server('t0ken', {}).inject({ url: '/admin/v1/attempts', headers: { authorization: 'Bearer nope' } });
+    expect(response.statusCode).toBe(401);
+    expect(response.headers['www-authenticate']).toContain('invalid_token');
+  });
+
+  it('answers 503 delivery_log_unavailable while the database is not open, or failing', async () => {
+    expect((await server('t0ken', undefined).inject({ url: '/admin/v1/messages', headers: auth })).json()).toMatchObject({ code: 'delivery_log_unavailable' });
+    await app?.close();
+    const failing = { tail: async () => Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })) };
+    const response = await server('t0ken', failing).inject({ url: '/admin/v1/messages', headers: auth });
+    expect(response.statusCode).toBe(503);
+    expect(response.json()).toMatchObject({ code: 'delivery_log_unavailable', issues: [] });
+  });
+
+  it('refuses a bad parameter with 400 naming it, an unknown message or destination with 404', async () => {
+    const store = { message: async () => undefined, destinationSeen: async () => false };
+    const api = server('t0ken', store);
+    const bad = await api.inject({ url: '/admin/v1/attempts?status=weird', headers: auth });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toMatchObject({ code: 'validation_failed', issues: [{ path: 'status' }] });
+    expect((await api.inject({ url: '/admin/v1/messages/m-1', headers: auth })).json()).toMatchObject({ code: 'not_found' });
+    expect((await api.inject({ url: '/admin/v1/destinations/gone/summary', headers: auth })).statusCode).toBe(404);
+    expect((await api.inject({ url: '/admin/v1/nothing-here', headers: auth })).json()).toMatchObject({ code: 'not_found' });
+  });
+
+  it('takes a message id with a slash, URL-encoded', async () => {
+    let asked = '';
+    const store = { message: async (id: string) => ((asked = id), undefined) };
+    await server('t0ken', store as unknown as Partial<DeliveryLogStore>).inject({ url: '/admin/v1/messages/a%2Fb%20c', headers: auth });
+    expect(asked).toBe('a/b c');
+  });
+
+  it('summarises every configured destination, sorted', async () => {
+    let asked: readonly string[] = [];
+    const store = { summaries: async (ids: readonly string[]) => ((asked = ids), []) };
+    const response = await server('t0ken', store as unknown as Partial<DeliveryLogStore>).inject({ url: '/admin/v1/delivery-summary?since=0&until=1000', headers: auth });
+    expect(response.json()).toEqual({ since: '1970-01-01T00:00:00.000Z', until: '1970-01-01T00:00:01.000Z', destinations: [] });
+    expect(asked).toEqual(['crm']);
+  });
+});

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { mapAttempts, mapMessages, poisonRecords, rowCount, rowsOf } from './plan.js';
+import { testAttempt, testConfig, testDestination, testMessage, testSource } from './test-records.js';
+
+const raw = (offset: number) => ({ offset: String(offset), key: null, value: Buffer.from('x'), timestamp: '0' });
+const config = testConfig([testSource()], [testDestination('crm')]);
+
+describe('planning a chunk', () => {
+  it('turns records into rows and sets aside the poison with its reason', () => {
+    const mapped = mapAttempts(2, [
+      { raw: raw(5), value: testAttempt({ messageId: 'm-1', destinationId: 'crm' }) },
+      { raw: raw(6), poison: { reason: 'not_framed', error: 'not Avro' } },
+      { raw: raw(7), value: testAttempt({ messageId: 'm-2', destinationId: 'crm', startedAt: Number.NaN }) },
+    ]);
+    const rows = rowsOf(mapped);
+    expect(rows.attempts.map((row) => [row.partition, row.offset])).toEqual([[2, 5]]);
+    expect(rows.states.map((row) => row.deliveryId)).toEqual(['crm/m-1']);
+    expect(rowCount(rows)).toBe(1);
+    expect(poisonRecords(mapped).map(({ raw: record, poison }) => [record.offset, poison.reason])).toEqual([
+      ['6', 'not_framed'],
+      ['7', 'invalid_timestamp'],
+    ]);
+  });
+
+  it('gives messages their pending deliveries, sorted by key', () => {
+    const rows = rowsOf(mapMessages(0, [{ raw: raw(1), value: testMessage({ messageId: 'b' }) }, { raw: raw(2), value: testMessage({ messageId: 'a' }) }], config));
+    expect(rows.messages.map((row) => row.messageId)).toEqual(['b', 'a']);
+    expect(rows.pending.map((row) => row.deliveryId)).toEqual(['crm/a', 'crm/b']);
+    expect(rows.attempts).toEqual([]);
+  });
+});

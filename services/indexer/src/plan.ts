@@ -1,0 +1,70 @@
+/**
+ * From decoded records to what one database transaction writes — pure. Each record either
+ * becomes rows or is poison (undecodable, or holding something no row can), and poison is
+ * set aside with its reason so the partition moves on.
+ */
+import type { DeliveryAttempt, IngestMessage } from '@tributary/schemas';
+import type { QuarantineCause } from '@tributary/shared';
+import { attemptRow, foldDeliveryStates, messageRow, sortDeliveries, Unindexable, type AttemptRow, type DeliveryRow, type MessageRow, type RoutingConfig } from './rows.js';
+import type { RowsToWrite } from './store/write.js';
+
+/** The record as read from Kafka, for the quarantine. */
+export interface RawRecord {
+  offset: string;
+  key: Buffer | null;
+  value: Buffer | null;
+  timestamp: string;
+}
+
+export type Decoded<T> = { raw: RawRecord; value: T } | { raw: RawRecord; poison: QuarantineCause };
+
+export type Mapped = { raw: RawRecord; attempt: AttemptRow } | { raw: RawRecord; message: MessageRow; pending: DeliveryRow[] } | { raw: RawRecord; poison: QuarantineCause };
+
+function poisonOf(error: unknown): QuarantineCause {
+  if (error instanceof Unindexable) return { reason: error.reason, error: error.message };
+  // Mapping a record is a pure function of it: whatever else fails fails on every try.
+  return { reason: 'unwritable', error: `could not index the record: ${error instanceof Error ? error.message : String(error)}` };
+}
+
+export function mapAttempts(partition: number, decoded: readonly Decoded<DeliveryAttempt>[]): Mapped[] {
+  return decoded.map((record) => {
+    if ('poison' in record) return record;
+    try {
+      return { raw: record.raw, attempt: attemptRow(record.value, partition, Number(record.raw.offset)) };
+    } catch (error) {
+      return { raw: record.raw, poison: poisonOf(error) };
+    }
+  });
+}
+
+export function mapMessages(partition: number, decoded: readonly Decoded<IngestMessage>[], config: RoutingConfig): Mapped[] {
+  return decoded.map((record) => {
+    if ('poison' in record) return record;
+    try {
+      return { raw: record.raw, ...messageRow(record.value, partition, Number(record.raw.offset), config) };
+    } catch (error) {
+      return { raw: record.raw, poison: poisonOf(error) };
+    }
+  });
+}
+
+/** The rows of the records that are not poison. */
+export function rowsOf(mapped: readonly Mapped[]): RowsToWrite {
+  const attempts: AttemptRow[] = [];
+  const messages: MessageRow[] = [];
+  const pending: DeliveryRow[] = [];
+  for (const record of mapped) {
+    if ('attempt' in record) attempts.push(record.attempt);
+    else if ('message' in record) {
+      messages.push(record.message);
+      pending.push(...record.pending);
+    }
+  }
+  return { attempts, messages, pending: sortDeliveries(pending), states: foldDeliveryStates(attempts) };
+}
+
+export function poisonRecords(mapped: readonly Mapped[]): Array<{ raw: RawRecord; poison: QuarantineCause }> {
+  return mapped.filter((record): record is { raw: RawRecord; poison: QuarantineCause } => 'poison' in record);
+}
+
+export const rowCount = (rows: RowsToWrite): number => rows.attempts.length + rows.messages.length;

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { attemptRow, foldDeliveryStates } from '../rows.js';
+import { testAttempt } from '../test-records.js';
+import { insertAttempts, unnestInsert, upsertDeliveryStates } from './write.js';
+
+describe('unnestInsert', () => {
+  it('sends each column as one array, whatever the number of rows', () => {
+    const statement = unnestInsert(
+      't',
+      [
+        { name: 'a', type: 'text', value: (row: { a: string; j: object }) => row.a },
+        { name: 'j', type: 'jsonb', value: (row: { a: string; j: object }) => row.j },
+      ],
+      [
+        { a: 'x', j: { k: 1 } },
+        { a: 'y', j: { k: '\u0000' } },
+      ],
+      'ON CONFLICT DO NOTHING',
+    );
+    expect(statement.text).toBe('INSERT INTO t (a, j) SELECT u.a, u.j::jsonb FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(a, j, ord) ORDER BY u.ord ON CONFLICT DO NOTHING');
+    expect(statement.params).toEqual([
+      ['x', 'y'],
+      ['{"k":1}', '{"k":"\uFFFD"}'],
+    ]);
+  });
+
+  it('writes attempts once and delivery states only forward', () => {
+    const rows = [attemptRow(testAttempt({ messageId: 'm', destinationId: 'd' }), 0, 1)];
+    const attempts = insertAttempts(rows);
+    expect(attempts.params).toHaveLength(24);
+    expect(attempts.text).toMatch(/ON CONFLICT \(kafka_partition, kafka_offset\) DO NOTHING$/);
+    const states = upsertDeliveryStates(foldDeliveryStates(rows));
+    expect(states.text).toMatch(/DO UPDATE SET/);
+    expect(states.text).toMatch(/EXCLUDED\.last_offset > deliveries\.last_offset/);
+  });
+});

@@ -1,0 +1,170 @@
+/**
+ * The statements that write a batch: each table's rows go in as one multi-row INSERT whose
+ * columns travel as arrays (`INSERT … SELECT … FROM unnest($1::text[], …)`) — one statement
+ * and a fixed number of parameters however many rows, which neither hits PostgreSQL's
+ * 65,535-parameter limit nor needs a new plan per batch size. Conflicts make a write
+ * idempotent: attempts and messages are inserted once (`DO NOTHING`), delivery states only
+ * move forward (`DO UPDATE … WHERE` newer).
+ */
+import type { AttemptRow, DeliveryRow, MessageRow } from '../rows.js';
+import { jsonForDatabase } from '../rows.js';
+import type { SqlExecutor } from '../sql/client.js';
+
+export interface Statement {
+  text: string;
+  params: unknown[];
+}
+
+interface Column<R> {
+  name: string;
+  /** The array element type the column travels as. */
+  type: 'text' | 'integer' | 'bigint' | 'jsonb';
+  value(row: R): unknown;
+}
+
+/** `INSERT INTO table (…) SELECT … FROM unnest(…) ORDER BY ordinality <conflict>`. Pure. */
+export function unnestInsert<R>(table: string, columns: readonly Column<R>[], rows: readonly R[], conflict: string): Statement {
+  const names = columns.map((column) => column.name);
+  // jsonb travels as text (how both drivers pass a JSON document) and is cast per row.
+  const arrays = columns.map((column, index) => `$${index + 1}::${column.type === 'jsonb' ? 'text' : column.type}[]`);
+  const selected = columns.map((column) => (column.type === 'jsonb' ? `u.${column.name}::jsonb` : `u.${column.name}`));
+  const text =
+    `INSERT INTO ${table} (${names.join(', ')}) ` +
+    `SELECT ${selected.join(', ')} FROM unnest(${arrays.join(', ')}) WITH ORDINALITY AS u(${names.join(', ')}, ord) ORDER BY u.ord ` +
+    conflict;
+  const params = columns.map((column) => rows.map((row) => (column.type === 'jsonb' ? jsonForDatabase(column.value(row)) : column.value(row))));
+  return { text, params };
+}
+
+const ATTEMPT_COLUMNS: readonly Column<AttemptRow>[] = [
+  { name: 'kafka_partition', type: 'integer', value: (r) => r.partition },
+  { name: 'kafka_offset', type: 'bigint', value: (r) => r.offset },
+  { name: 'delivery_id', type: 'text', value: (r) => r.deliveryId },
+  { name: 'message_id', type: 'text', value: (r) => r.messageId },
+  { name: 'source_id', type: 'text', value: (r) => r.sourceId },
+  { name: 'destination_id', type: 'text', value: (r) => r.destinationId },
+  { name: 'message_type', type: 'text', value: (r) => r.messageType },
+  { name: 'user_id', type: 'text', value: (r) => r.userId },
+  { name: 'anonymous_id', type: 'text', value: (r) => r.anonymousId },
+  { name: 'kind', type: 'text', value: (r) => r.kind },
+  { name: 'attempt', type: 'integer', value: (r) => r.attempt },
+  { name: 'outcome', type: 'text', value: (r) => r.outcome },
+  { name: 'lane', type: 'text', value: (r) => r.lane },
+  { name: 'started_at', type: 'bigint', value: (r) => r.startedAt },
+  { name: 'duration_ms', type: 'integer', value: (r) => r.durationMs },
+  { name: 'status', type: 'integer', value: (r) => r.status },
+  { name: 'error', type: 'text', value: (r) => r.error },
+  { name: 'defer_reason', type: 'text', value: (r) => r.deferReason },
+  { name: 'dead_reason', type: 'text', value: (r) => r.deadReason },
+  { name: 'next_attempt_at', type: 'bigint', value: (r) => r.nextAttemptAt },
+  { name: 'tier', type: 'text', value: (r) => r.tier },
+  { name: 'received_at', type: 'bigint', value: (r) => r.receivedAt },
+  { name: 'replays', type: 'integer', value: (r) => r.replays },
+  { name: 'targets', type: 'jsonb', value: (r) => r.targets },
+];
+
+const MESSAGE_COLUMNS: readonly Column<MessageRow>[] = [
+  { name: 'source_id', type: 'text', value: (r) => r.sourceId },
+  { name: 'message_id', type: 'text', value: (r) => r.messageId },
+  { name: 'type', type: 'text', value: (r) => r.type },
+  { name: 'user_id', type: 'text', value: (r) => r.userId },
+  { name: 'anonymous_id', type: 'text', value: (r) => r.anonymousId },
+  { name: 'event', type: 'text', value: (r) => r.event },
+  { name: 'received_at', type: 'bigint', value: (r) => r.receivedAt },
+  { name: 'event_timestamp', type: 'bigint', value: (r) => r.timestamp },
+  { name: 'message', type: 'jsonb', value: (r) => r.message },
+  { name: 'routing', type: 'jsonb', value: (r) => r.routing },
+  { name: 'kafka_partition', type: 'integer', value: (r) => r.partition },
+  { name: 'kafka_offset', type: 'bigint', value: (r) => r.offset },
+];
+
+const DELIVERY_COLUMNS: readonly Column<DeliveryRow>[] = [
+  { name: 'source_id', type: 'text', value: (r) => r.sourceId },
+  { name: 'delivery_id', type: 'text', value: (r) => r.deliveryId },
+  { name: 'message_id', type: 'text', value: (r) => r.messageId },
+  { name: 'destination_id', type: 'text', value: (r) => r.destinationId },
+  { name: 'user_id', type: 'text', value: (r) => r.userId },
+  { name: 'received_at', type: 'bigint', value: (r) => r.receivedAt },
+  { name: 'state', type: 'text', value: (r) => r.state },
+  { name: 'attempts', type: 'integer', value: (r) => r.attempts },
+  { name: 'first_attempt_at', type: 'bigint', value: (r) => r.firstAttemptAt },
+  { name: 'last_attempt_at', type: 'bigint', value: (r) => r.lastAttemptAt },
+  { name: 'next_attempt_at', type: 'bigint', value: (r) => r.nextAttemptAt },
+  { name: 'last_status', type: 'integer', value: (r) => r.lastStatus },
+  { name: 'last_error', type: 'text', value: (r) => r.lastError },
+  { name: 'delivered_at', type: 'bigint', value: (r) => r.deliveredAt },
+  { name: 'latency_ms', type: 'bigint', value: (r) => r.latencyMs },
+  { name: 'updated_at', type: 'bigint', value: (r) => r.updatedAt },
+  { name: 'last_partition', type: 'integer', value: (r) => r.lastPartition },
+  { name: 'last_offset', type: 'bigint', value: (r) => r.lastOffset },
+];
+
+export const insertAttempts = (rows: readonly AttemptRow[]) => unnestInsert('attempts', ATTEMPT_COLUMNS, rows, 'ON CONFLICT (kafka_partition, kafka_offset) DO NOTHING');
+
+export const insertMessages = (rows: readonly MessageRow[]) => unnestInsert('messages', MESSAGE_COLUMNS, rows, 'ON CONFLICT (source_id, message_id) DO NOTHING');
+
+/** A message's routed destinations, `pending` — unless an attempt got there first. */
+export const insertPendingDeliveries = (rows: readonly DeliveryRow[]) =>
+  unnestInsert('deliveries', DELIVERY_COLUMNS, rows, 'ON CONFLICT (source_id, delivery_id) DO NOTHING');
+
+/**
+ * States from attempts replace a stored state only when they come from a later record: a
+ * later offset of the same partition (where a delivery's records sit, in order), or — should
+ * the topic have been repartitioned — a later start. A record indexed again changes nothing.
+ */
+export const upsertDeliveryStates = (rows: readonly DeliveryRow[]) =>
+  unnestInsert(
+    'deliveries',
+    DELIVERY_COLUMNS,
+    rows,
+    `ON CONFLICT (source_id, delivery_id) DO UPDATE SET
+      state = EXCLUDED.state,
+      attempts = EXCLUDED.attempts,
+      first_attempt_at = LEAST(deliveries.first_attempt_at, EXCLUDED.first_attempt_at),
+      last_attempt_at = GREATEST(deliveries.last_attempt_at, EXCLUDED.last_attempt_at),
+      next_attempt_at = EXCLUDED.next_attempt_at,
+      last_status = EXCLUDED.last_status,
+      last_error = EXCLUDED.last_error,
+      delivered_at = COALESCE(EXCLUDED.delivered_at, deliveries.delivered_at),
+      latency_ms = COALESCE(EXCLUDED.latency_ms, deliveries.latency_ms),
+      updated_at = EXCLUDED.updated_at,
+      last_partition = EXCLUDED.last_partition,
+      last_offset = EXCLUDED.last_offset
+    WHERE deliveries.last_offset IS NULL
+      OR (deliveries.last_partition = EXCLUDED.last_partition AND EXCLUDED.last_offset > deliveries.last_offset)
+      OR (deliveries.last_partition <> EXCLUDED.last_partition AND EXCLUDED.updated_at > deliveries.updated_at)`,
+  );
+
+/** Transaction-scoped: writers that insert messages take turns, so the tail's `seq` commits in order. */
+export const TAIL_LOCK_KEY = 0x7472696275746173n;
+
+export interface RowsToWrite {
+  attempts: AttemptRow[];
+  messages: MessageRow[];
+  /** From messages: their routed destinations. */
+  pending: DeliveryRow[];
+  /** From attempts, folded per delivery. */
+  states: DeliveryRow[];
+}
+
+export interface WriteCounts {
+  attempts: number;
+  messages: number;
+  deliveries: number;
+}
+
+/** Writes one batch's rows within `tx` (the caller's transaction). */
+export async function writeRows(tx: SqlExecutor, rows: RowsToWrite): Promise<WriteCounts> {
+  const counts: WriteCounts = { attempts: 0, messages: 0, deliveries: 0 };
+  const run = async (statement: Statement) => (await tx.query(statement.text, statement.params)).rowCount;
+  if (rows.attempts.length > 0) counts.attempts = await run(insertAttempts(rows.attempts));
+  if (rows.messages.length > 0) {
+    // Without it, two writers' transactions could commit seq 11 before seq 10, and a tail
+    // reader that has seen 11 would never see 10.
+    await tx.query('SELECT pg_advisory_xact_lock($1::bigint)', [TAIL_LOCK_KEY.toString()]);
+    counts.messages = await run(insertMessages(rows.messages));
+  }
+  if (rows.pending.length > 0) counts.deliveries += await run(insertPendingDeliveries(rows.pending));
+  if (rows.states.length > 0) counts.deliveries += await run(upsertDeliveryStates(rows.states));
+  return counts;
+}

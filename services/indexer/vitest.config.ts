@@ -1,0 +1,3 @@
+import { tributaryVitestConfig } from '../../test/vitest.shared.js';
+
+export default tributaryVitestConfig();

@@ -1,0 +1,2 @@
+export * from './bearer.js';
+export * from './errors.js';
