@@ -181,7 +181,7 @@ describe('delivery log in the web console (acceptance)', () => {
 
     // Charts of crm-hooks over the last hour: rate and latency, drawn by uPlot.
     await openPage(page, 'Charts');
-    await page.getByLabel('Destination').selectOption('crm-hooks');
+    await page.getByLabel('Destination', { exact: true }).selectOption('crm-hooks');
     await waitShown(page.locator('.chart canvas').nth(1), 'both charts drawn', DEADLINE_MS);
     await open.screenshot(join(SCREENSHOTS, 'charts.png'));
 
