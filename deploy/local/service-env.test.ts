@@ -10,12 +10,15 @@ describe('localSettings', () => {
       configPath: '/repo/deploy/local/tributary.yaml',
       adminToken: 'tributary-local-admin',
       ingestPort: 8080,
+      deliveryLogDir: '/cwd/.tributary/data/delivery-log',
     });
   });
 
   it('takes the user overrides, resolving a relative config path', () => {
     const s = localSettings({ TRIBUTARY_CONFIG: 'my.yaml', ADMIN_TOKEN: 't', INGEST_PORT: '3000' }, '/d.yaml', resolvePath);
-    expect(s).toEqual({ configPath: '/cwd/my.yaml', adminToken: 't', ingestPort: 3000 });
+    expect(s).toEqual({ configPath: '/cwd/my.yaml', adminToken: 't', ingestPort: 3000, deliveryLogDir: '/cwd/.tributary/data/delivery-log' });
+    expect(localSettings({ DELIVERY_LOG_DATA_DIR: '/var/log-db' }, '/d.yaml', resolvePath, '/data').deliveryLogDir).toBe('/var/log-db');
+    expect(localSettings({}, '/d.yaml', resolvePath, '/data').deliveryLogDir).toBe('/data/delivery-log');
   });
 
   it('rejects a bad port', () => {
@@ -45,6 +48,8 @@ describe('serviceEnv', () => {
   it('gives each ops server its own port and ingest none', () => {
     expect(serviceEnv('dispatcher', {}, stack, settings)['HTTP_PORT']).toBe('9102');
     expect(serviceEnv('retry-scheduler', {}, stack, settings)['HTTP_PORT']).toBe('9103');
+    expect(serviceEnv('indexer', {}, stack, settings)).toMatchObject({ HTTP_PORT: '9104', DELIVERY_LOG_DATA_DIR: '/cwd/.tributary/data/delivery-log' });
+    expect(serviceEnv('ingest', {}, stack, settings)['DELIVERY_LOG_URL']).toBe('http://127.0.0.1:9104');
     const ingest = serviceEnv('ingest', { HTTP_PORT: '1' }, stack, settings);
     expect(ingest['HTTP_PORT']).toBeUndefined();
     expect(ingest['INGEST_PORT']).toBe('8080');

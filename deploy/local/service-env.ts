@@ -1,6 +1,6 @@
 import type { StackEndpoints } from './stack.js';
 
-export const SERVICES = ['ingest', 'router', 'dispatcher', 'retry-scheduler'] as const;
+export const SERVICES = ['ingest', 'router', 'dispatcher', 'retry-scheduler', 'indexer'] as const;
 export type ServiceName = (typeof SERVICES)[number];
 
 /** Ops (metrics/health) ports of the services without a public HTTP API. */
@@ -8,6 +8,7 @@ export const OPS_PORTS: Record<Exclude<ServiceName, 'ingest'>, number> = {
   router: 9101,
   dispatcher: 9102,
   'retry-scheduler': 9103,
+  indexer: 9104,
 };
 
 export const DEFAULT_ADMIN_TOKEN = 'tributary-local-admin';
@@ -17,16 +18,19 @@ export interface LocalSettings {
   configPath: string;
   adminToken: string;
   ingestPort: number;
+  /** The embedded delivery log's PGlite data, kept with the stack's data (unless DELIVERY_LOG_DATABASE_URL points at a server). */
+  deliveryLogDir: string;
 }
 
 /** What `npm start` reads from the user's environment, with the local defaults. */
-export function localSettings(env: NodeJS.ProcessEnv, defaultConfigPath: string, resolvePath: (p: string) => string): LocalSettings {
+export function localSettings(env: NodeJS.ProcessEnv, defaultConfigPath: string, resolvePath: (p: string) => string, dataDir = '.tributary/data'): LocalSettings {
   const port = Number(env['INGEST_PORT'] ?? DEFAULT_INGEST_PORT);
   if (!Number.isInteger(port) || port <= 0 || port > 65_535) throw new Error(`INGEST_PORT is not a port: ${env['INGEST_PORT']}`);
   return {
     configPath: resolvePath(env['TRIBUTARY_CONFIG'] || defaultConfigPath),
     adminToken: env['ADMIN_TOKEN'] || DEFAULT_ADMIN_TOKEN,
     ingestPort: port,
+    deliveryLogDir: resolvePath(env['DELIVERY_LOG_DATA_DIR'] || `${dataDir}/delivery-log`),
   };
 }
 
@@ -52,6 +56,8 @@ export function serviceEnv(
     DELIVERY_ALLOW_PRIVATE_NETWORKS: base['DELIVERY_ALLOW_PRIVATE_NETWORKS'] ?? 'true',
     // A laptop pipeline answers on loopback only, unless the user asks otherwise.
     HTTP_HOST: base['HTTP_HOST'] ?? '127.0.0.1',
+    DELIVERY_LOG_DATA_DIR: settings.deliveryLogDir,
+    DELIVERY_LOG_URL: `http://127.0.0.1:${OPS_PORTS.indexer}`,
   };
   if (name === 'ingest') delete env['HTTP_PORT'];
   else env['HTTP_PORT'] = String(OPS_PORTS[name]);

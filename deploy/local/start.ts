@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `npm start`: the whole pipeline in the foreground — the local Kafka + registry (persistent
- * in .tributary/), the four services, and a demo webhook receiver — until Ctrl-C.
+ * in .tributary/), the five services, and a demo webhook receiver — until Ctrl-C.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -16,7 +16,7 @@ import { pollUntil } from './poll.js';
 import { afterExit } from './restart-policy.js';
 import { isAlive, readCommandLine, signalGroup, stopProcess, type ExitInfo } from './processes.js';
 import { ensureLocalStack, type RunningStack, type StackEndpoints } from './stack.js';
-import { localSettings, readinessUrl, serviceEnv, SERVICES, type LocalSettings, type ServiceName } from './service-env.js';
+import { localSettings, OPS_PORTS, readinessUrl, serviceEnv, SERVICES, type LocalSettings, type ServiceName } from './service-env.js';
 
 const DEMO_SECRET = 'local-demo-secret';
 const DEMO_PORT = 8090;
@@ -115,6 +115,7 @@ function banner(stack: StackEndpoints, settings: LocalSettings, receiver: DemoRe
     `    ingest API        http://127.0.0.1:${settings.ingestPort}   (write key of the demo source: see ${settings.configPath})`,
     `    admin API         http://127.0.0.1:${settings.ingestPort}/admin/v1   Authorization: Bearer ${settings.adminToken}`,
     `    web console       http://127.0.0.1:${settings.ingestPort}/console/   (sign in with the admin token)`,
+    `    delivery log      ${process.env['DELIVERY_LOG_DATABASE_URL'] ? 'PostgreSQL at DELIVERY_LOG_DATABASE_URL' : `embedded PGlite in ${settings.deliveryLogDir}`} (indexer: http://127.0.0.1:${OPS_PORTS.indexer}/metrics)`,
     `    schema registry   ${registryRoot}/subjects`,
     `    Kafka             ${stack.brokers.join(',')}`,
     `    demo receiver     ${receiver ? receiver.url : '(not running)'}`,
@@ -126,7 +127,7 @@ function banner(stack: StackEndpoints, settings: LocalSettings, receiver: DemoRe
 }
 
 async function main(): Promise<number> {
-  const settings = localSettings(process.env, join(repoRoot, 'deploy', 'local', 'tributary.yaml'), (p) => resolve(p));
+  const settings = localSettings(process.env, join(repoRoot, 'deploy', 'local', 'tributary.yaml'), (p) => resolve(p), localDataDir);
   const entries = new Map(SERVICES.map((name) => [name, join(repoRoot, 'services', name, 'dist', 'main.js')]));
   const missing = [...entries].filter(([, path]) => !existsSync(path));
   if (missing.length > 0) {
