@@ -4,7 +4,9 @@ import { parseDuration } from '@tributary/shared';
 import type { NoisyOptions } from './noisy-neighbour.js';
 import { DEFAULT_RAMP, type RampPolicy } from './ramp.js';
 
-export const SERVICES = ['ingest', 'router', 'dispatcher', 'retry-scheduler'] as const;
+export const SERVICES = ['ingest', 'router', 'dispatcher', 'retry-scheduler', 'indexer'] as const;
+/** The services every event passes through; the indexer (the delivery log) is beside the path and reported apart. */
+export const DELIVERY_PATH: readonly BenchService[] = ['ingest', 'router', 'dispatcher', 'retry-scheduler'];
 export type BenchService = (typeof SERVICES)[number];
 
 export interface BenchOptions {

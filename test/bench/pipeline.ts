@@ -2,6 +2,9 @@
  * What every benchmark scenario does to the pipeline under test: the services' environment,
  * admin API calls to configure it, and removing the run's topics and groups afterwards.
  */
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Admin } from 'kafkajs';
 
 export const ADMIN_TOKEN = 'bench-admin-token';
@@ -23,6 +26,8 @@ export function benchServiceEnv(
     ADMIN_TOKEN,
     LOG_LEVEL: options.logLevel,
     INSTANCE_ID: 'bench',
+    // The indexer's embedded delivery log (PGlite), one per run: deleted with the namespace.
+    DELIVERY_LOG_DATA_DIR: deliveryLogDir(namespace),
     ...extra,
   };
   if (options.partitions !== undefined) env.KAFKA_TOPIC_PARTITIONS = String(options.partitions);
@@ -41,7 +46,12 @@ export function adminCaller(ingestUrl: string): (method: string, path: string, b
   };
 }
 
+export function deliveryLogDir(namespace: string): string {
+  return join(tmpdir(), `tributary-${namespace}-delivery-log`);
+}
+
 export async function deleteNamespace(admin: Admin, namespace: string): Promise<void> {
+  await rm(deliveryLogDir(namespace), { recursive: true, force: true });
   const ours = (await admin.listTopics()).filter((topic) => topic.startsWith(`${namespace}.`));
   if (ours.length > 0) await admin.deleteTopics({ topics: ours });
   const groups = (await admin.listGroups()).groups.map((g) => g.groupId).filter((id) => id.startsWith(namespace));

@@ -34,7 +34,7 @@ function phaseTable(max: PhaseResult, steady: PhaseResult): string[] {
     ['events sent > 100 ms behind schedule', (p) => int(p.lateEvents)],
     ['backlog at the end (accepted − delivered)', (p) => int(p.backlogAtEnd)],
     ['drained after the phase in, s', (p) => (p.drained ? p.drainSeconds.toFixed(1) : `not within ${p.drainSeconds.toFixed(0)}`)],
-    ['consumer lag after the drain, router / dispatcher', (p) => `${int(p.kafkaLagAtEnd.router)} / ${int(p.kafkaLagAtEnd.dispatcher)}`],
+    ['consumer lag after the drain, router / dispatcher / indexer', (p) => `${int(p.kafkaLagAtEnd.router)} / ${int(p.kafkaLagAtEnd.dispatcher)} / ${int(p.kafkaLagAtEnd.indexer ?? 0)}`],
     [
       'ingest transactions/s, mean records, mean ms',
       ({ transactions: { ingest } }) => `${int(ingest.perSecond)}, ${int(ingest.meanRecords)}, ${ms(ingest.meanMs)}`,
@@ -113,12 +113,13 @@ export function renderMarkdown(result: BenchResult, chartFile: string): string {
     `**Integrity:** ${int(integrity.acceptedEvents)} events accepted, ${int(integrity.deliveredOfAccepted)} of them delivered, ` +
       `**${int(integrity.lost)} lost**, **${int(integrity.duplicates)} duplicated**; ${int(integrity.deliveredUnacknowledged)} delivered without a 200; ` +
       `signatures ${int(integrity.signatures.valid)} valid, ${int(integrity.signatures.invalid)} invalid, ${int(integrity.signatures.missing)} missing; ` +
-      `refused requests ${JSON.stringify(integrity.refusedByStatus)}; consumer lag at the end: router ${int(integrity.kafkaLagAtEnd.router)}, dispatcher ${int(integrity.kafkaLagAtEnd.dispatcher)}.`,
+      `refused requests ${JSON.stringify(integrity.refusedByStatus)}; consumer lag at the end: router ${int(integrity.kafkaLagAtEnd.router)}, dispatcher ${int(integrity.kafkaLagAtEnd.dispatcher)}, indexer ${int(integrity.kafkaLagAtEnd.indexer ?? 0)}.`,
     '',
     '**CPU and memory per process** (CPU from /proc utime+stime: idle = the services running without load; (a) and (b) over each phase; peak RSS = VmHWM over the process life):',
     '',
     ...processTable(phases.max, phases.steady, result.idle, result.processes),
     '',
+    ...budgetLines(result),
     '**Ramp** (each step measured over its last seconds):',
     '',
     '| offered/s | accepted/s | delivered/s | latency p50 / p99, ms | backlog growth | Kafka lag growth | sustained |',
@@ -134,4 +135,16 @@ export function renderMarkdown(result: BenchResult, chartFile: string): string {
   if (result.profile) lines.push('', ...profileMarkdown(result.profile.service, result.profile.windowSeconds, result.profile.summary));
   if (result.notes.length > 0) lines.push('', '**Notes:**', '', ...result.notes.map((note) => `- ${note}`));
   return `${lines.join('\n')}\n`;
+}
+
+/** The pipeline's CPU bill (delivery path + broker), with the indexer's share beside it; older results have none. */
+function budgetLines({ cpuBudget }: Pick<BenchResult, 'cpuBudget'>): string[] {
+  if (!cpuBudget) return [];
+  const { maxMsPer1k, steadyMsPer1k, idlePercent, indexer } = cpuBudget;
+  return [
+    `**Pipeline CPU** (${cpuBudget.processes.join(', ')}): **${int(maxMsPer1k)} ms per 1,000 delivered events in (a)**, ${int(steadyMsPer1k)} in (b); ` +
+      `**idle ${idlePercent.toFixed(1)} % of one core**. The indexer (delivery log) adds ${int(indexer.maxMsPer1k)} ms per 1,000 events in (a), ` +
+      `${int(indexer.steadyMsPer1k)} in (b), ${indexer.idlePercent.toFixed(1)} % of a core idle.`,
+    '',
+  ];
 }

@@ -62,6 +62,20 @@ export interface PhaseResult {
 export interface KafkaLag {
   router: number;
   dispatcher: number;
+  /** The delivery log's indexer (ingest and attempts topics); not on the delivery path. */
+  indexer: number;
+}
+
+/** CPU of the pipeline per 1,000 delivered events and at rest, in one run. */
+export interface CpuBudget {
+  /** What is summed: the delivery path's services and the broker. */
+  processes: string[];
+  maxMsPer1k: number;
+  steadyMsPer1k: number;
+  /** Share of one core with no load, percent. */
+  idlePercent: number;
+  /** What the indexer adds on top. */
+  indexer: { maxMsPer1k: number; steadyMsPer1k: number; idlePercent: number };
 }
 
 export interface RampStep extends StepVerdict {
@@ -131,6 +145,7 @@ export interface BenchResult {
   /** Every process over IDLE_SECONDS with the services running and no load. */
   idle: ProcessUsage[];
   ratios: { deliveredVsHttpLimit: number; deliveredVsKafkaLimit: number };
+  cpuBudget: CpuBudget;
   integrity: Integrity;
   /** Whole run, start of the services to the end. */
   processes: ProcessUsage[];

@@ -33,7 +33,8 @@ import { LatencyHistogram, type HistogramJson, type LatencySummary } from './his
 import { BATCH_SIZE } from './messages.js';
 import { runNoisyNeighbour } from './noisy-neighbour.js';
 import { parseAudienceOptions, runAudienceBench } from './audience-sync.js';
-import { parseNoisyOptions, parseOptions, scenarioOf, SERVICES, USAGE, type BenchOptions, type BenchService } from './options.js';
+import { DELIVERY_PATH, parseNoisyOptions, parseOptions, scenarioOf, SERVICES, USAGE, type BenchOptions, type BenchService } from './options.js';
+import { cpuBudget } from './cpu-budget.js';
 import { findStackJvms } from './proc.js';
 import { forkChild, ProcessTable, stopChild, type Child } from './children.js';
 import { readTransactionCounters, transactionRates } from './service-metrics.js';
@@ -169,11 +170,13 @@ async function groupLag(admin: Admin, groupId: string, topic: string): Promise<n
 }
 
 async function kafkaLag(admin: Admin, topics: TopicNames): Promise<KafkaLag> {
-  const [router, dispatcher] = await Promise.all([
+  const [router, dispatcher, indexerIngest, indexerAttempts] = await Promise.all([
     groupLag(admin, `${topics.namespace}-router`, topics.ingest),
     groupLag(admin, `${topics.namespace}-dispatcher`, topics.deliveries),
+    groupLag(admin, `${topics.namespace}-indexer`, topics.ingest),
+    groupLag(admin, `${topics.namespace}-indexer`, topics.attempts),
   ]);
-  return { router, dispatcher };
+  return { router, dispatcher, indexer: indexerIngest + indexerAttempts };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -527,6 +530,7 @@ async function main(options: BenchOptions): Promise<void> {
         deliveredVsHttpLimit: maxResult.deliveredRate / limits.limits.http.requestsPerSecond,
         deliveredVsKafkaLimit: maxResult.deliveredRate / limits.limits.kafka.endToEndPerSecond,
       },
+      cpuBudget: cpuBudget([...DELIVERY_PATH, BROKER], 'indexer', { max: maxResult.processes, steady: steadyResult.processes, idle }),
       integrity: {
         acceptedEvents: accounting.acceptedMessages,
         deliveredOfAccepted: accounting.deliveredOfAccepted,

@@ -1,0 +1,19 @@
+import { describe, expect, it } from 'vitest';
+import { cpuBudget } from './cpu-budget.js';
+import type { ProcessUsage } from './result.js';
+
+const usage = (name: string, cpuMsPer1kEvents: number, corePercent: number): ProcessUsage => ({ name, pid: 1, cpuSeconds: 1, systemShare: 0, corePercent, cpuMsPer1kEvents, peakRssBytes: undefined });
+
+describe('cpuBudget', () => {
+  it('sums the delivery path and the broker, and keeps the indexer and the harness out of it', () => {
+    const phase = [usage('ingest', 50, 20), usage('router', 60, 25), usage('Kafka broker (JVM)', 70, 30), usage('indexer', 40, 15), usage('webhook receiver', 35, 10)];
+    const budget = cpuBudget(['ingest', 'router', 'Kafka broker (JVM)'], 'indexer', { max: phase, steady: phase.map((u) => ({ ...u, cpuMsPer1kEvents: u.cpuMsPer1kEvents * 2 })), idle: [usage('ingest', 0, 1), usage('indexer', 0, 2), usage('Kafka broker (JVM)', 0, 3)] });
+    expect(budget).toEqual({
+      processes: ['ingest', 'router', 'Kafka broker (JVM)'],
+      maxMsPer1k: 180,
+      steadyMsPer1k: 360,
+      idlePercent: 4,
+      indexer: { maxMsPer1k: 40, steadyMsPer1k: 80, idlePercent: 2 },
+    });
+  });
+});

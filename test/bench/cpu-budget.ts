@@ -1,0 +1,23 @@
+/**
+ * The pipeline's CPU bill in one run: the delivery path's services and the broker, per 1,000
+ * delivered events at the maximum and at the steady rate, and at rest — the figures the
+ * throughput goals are stated in — with the indexer's share beside them rather than in them,
+ * since the delivery log is not on the path an event takes.
+ */
+import type { CpuBudget, ProcessUsage } from './result.js';
+
+export function cpuBudget(pathProcesses: readonly string[], indexer: string, usage: { max: ProcessUsage[]; steady: ProcessUsage[]; idle: ProcessUsage[] }): CpuBudget {
+  const sum = (list: ProcessUsage[], field: 'cpuMsPer1kEvents' | 'corePercent', names: readonly string[]) =>
+    list.filter((u) => names.includes(u.name)).reduce((total, u) => total + u[field], 0);
+  return {
+    processes: [...pathProcesses],
+    maxMsPer1k: sum(usage.max, 'cpuMsPer1kEvents', pathProcesses),
+    steadyMsPer1k: sum(usage.steady, 'cpuMsPer1kEvents', pathProcesses),
+    idlePercent: sum(usage.idle, 'corePercent', pathProcesses),
+    indexer: {
+      maxMsPer1k: sum(usage.max, 'cpuMsPer1kEvents', [indexer]),
+      steadyMsPer1k: sum(usage.steady, 'cpuMsPer1kEvents', [indexer]),
+      idlePercent: sum(usage.idle, 'corePercent', [indexer]),
+    },
+  };
+}
