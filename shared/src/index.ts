@@ -26,3 +26,4 @@ export * from './produce-batcher.js';
 export * from './routing/index.js';
 export * from './consumer-lag.js';
 export * from './admin/index.js';
+export * from './group-commit.js';

@@ -1,10 +1,14 @@
 /**
  * The Kafka edge of the indexer: consumes `<ns>.attempts.v1` and `<ns>.ingest.v1`
  * (read_committed) and, for each fetched batch, in chunks of at most INDEXER_MAX_BATCH
- * records and INDEXER_MAX_BATCH_BYTES bytes: decodes, maps to rows, writes them in one
- * database transaction, then commits the consumed offset — in a Kafka transaction with the
- * quarantine records of the chunk's poison, so a poison record is set aside exactly when
- * the offset that skips it is committed.
+ * records and INDEXER_MAX_BATCH_BYTES bytes: decodes and maps to rows, then hands the chunk
+ * to a group commit. kafkajs runs `eachBatch` for every partition of both topics at once,
+ * and the chunks handed over within LINGER_MS (or while a commit is in flight) are written
+ * in one database transaction, then their offsets committed in one Kafka transaction with the
+ * quarantine records of their poison — so a poison record is set aside exactly when the
+ * offset that skips it is committed. (One transaction of each kind per partition per fetch
+ * made the indexer the busiest process of the pipeline: at 1,000 events/s it spent 0.6 s of
+ * CPU per 1,000 events on a dozen small transactions a second, and the broker as much again.)
  *
  * At-least-once plus idempotent writes: a chunk whose offset was not committed is indexed
  * again, and writes nothing new (see store/write.ts). Nothing is skipped: a chunk that fails
@@ -20,10 +24,10 @@
  */
 import type { EachBatchPayload, Kafka, KafkaMessage, Message } from 'kafkajs';
 import type { DeliveryAttempt, IngestMessage, TopicNames } from '@tributary/schemas';
-import { quarantineMessage, SupervisedConsumer, undecodableCause, type AvroCodec, type Logger, type QuarantineCause, type Readiness, type TransactionalOutput } from '@tributary/shared';
+import { GroupCommit, quarantineMessage, SupervisedConsumer, undecodableCause, withAdmin, type AvroCodec, type Logger, type QuarantineCause, type Readiness, type TransactionalOutput } from '@tributary/shared';
 import { chunkRecords } from './chunks.js';
 import type { IndexerMetrics } from './metrics.js';
-import { mapAttempts, mapMessages, poisonRecords, rowCount, rowsOf, type Decoded, type Mapped, type RawRecord } from './plan.js';
+import { mapAttempts, mapMessages, offsetsOf, poisonRecords, rowCount, rowsOf, type Decoded, type Mapped, type RawRecord } from './plan.js';
 import type { RoutingConfig } from './rows.js';
 import { classifySqlError } from './sql/client.js';
 import type { DeliveryLogStore } from './store/store.js';
@@ -45,7 +49,27 @@ export interface IndexerConsumerOptions {
   sessionTimeoutMs: number;
   /** Longest wait between two tries of a failing chunk. */
   maxBackoffMs?: number;
+  /** How long the first chunk of a commit waits for others (LINGER_MS by default). */
+  lingerMs?: number;
 }
+
+/**
+ * The log is read by people: a tenth of a second more before a record shows is invisible to
+ * them, and it makes the writes a handful of transactions a second whatever the partition count.
+ */
+export const LINGER_MS = 100;
+
+/** One partition's chunk, mapped, waiting for its group commit. */
+interface IndexChunk {
+  topic: string;
+  partition: number;
+  mapped: Mapped[];
+  /** The offset committed once the chunk is written. */
+  nextOffset: string;
+  records: number;
+}
+
+type Refused = { topic: string; partition: number; raw: RawRecord; poison: QuarantineCause };
 
 /** A write the database refused for a reason other than the data: retried, never skipped. */
 class DatabaseUnavailable extends Error {
@@ -67,11 +91,22 @@ const SERVICE = 'indexer';
 
 export class IndexerConsumer {
   private consumer: SupervisedConsumer | undefined;
+  private readonly groupCommit: GroupCommit<IndexChunk>;
 
-  constructor(private readonly options: IndexerConsumerOptions) {}
+  constructor(private readonly options: IndexerConsumerOptions) {
+    this.groupCommit = new GroupCommit<IndexChunk>({
+      maxRecords: options.maxBatch,
+      lingerMs: options.lingerMs ?? LINGER_MS,
+      records: (chunk) => chunk.records,
+      commit: (chunks) => this.commitChunks(chunks),
+    });
+  }
 
   async start(): Promise<void> {
     const { kafka, topics, groupId, logger, readiness, sessionTimeoutMs } = this.options;
+    // A worker per partition of both topics, so every batch of a fetch can join one commit.
+    const metadata = await withAdmin(kafka, (admin) => admin.fetchTopicMetadata({ topics: [topics.attempts, topics.ingest] }));
+    const partitions = Math.max(1, metadata.topics.reduce((total, topic) => total + topic.partitions.length, 0));
     this.consumer = new SupervisedConsumer({
       kafka,
       groupId,
@@ -90,7 +125,7 @@ export class IndexerConsumer {
         consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => logger.info({ assignment: payload.memberAssignment }, 'partitions assigned'));
         // A new group starts at the beginning: what was written before the first indexer ran is indexed too.
         await consumer.subscribe({ topics: [topics.attempts, topics.ingest], fromBeginning: true });
-        await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: (payload) => this.handleBatch(payload) });
+        await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, partitionsConsumedConcurrently: partitions, eachBatch: (payload) => this.handleBatch(payload) });
       },
     });
     await this.consumer.start();
@@ -111,7 +146,17 @@ export class IndexerConsumer {
       // past it spares the next fetch an empty answer.
       const lastOffset = index === chunks.length - 1 ? batch.lastOffset() : last.offset;
       const nextOffset = (BigInt(lastOffset) + 1n).toString();
-      await this.untilDone(topic, partition, () => this.indexChunk(topic, partition, chunk, nextOffset), { heartbeat, isRunning, isStale });
+      let mapped: Mapped[] | undefined;
+      await this.untilDone(
+        topic,
+        partition,
+        async () => {
+          // Decoding needs the registry, which may be away: mapped once it succeeds, then kept.
+          mapped ??= await this.mapChunk(topic, partition, chunk);
+          await this.groupCommit.submit({ topic, partition, mapped, nextOffset, records: chunk.length });
+        },
+        { heartbeat, isRunning, isStale },
+      );
       resolveOffset(last.offset);
       await heartbeat();
     }
@@ -154,30 +199,33 @@ export class IndexerConsumer {
     }
   }
 
-  private async indexChunk(topic: string, partition: number, chunk: readonly KafkaMessage[], nextOffset: string): Promise<void> {
-    const { topics, config, output, codec, metrics, logger, groupId } = this.options;
-    const mapped: Mapped[] =
-      topic === topics.attempts
-        ? mapAttempts(partition, await this.decodeAll<DeliveryAttempt>('attempt', chunk))
-        : mapMessages(partition, await this.decodeAll<IngestMessage>('ingest', chunk), config);
+  private async mapChunk(topic: string, partition: number, chunk: readonly KafkaMessage[]): Promise<Mapped[]> {
+    const { topics, config } = this.options;
+    return topic === topics.attempts
+      ? mapAttempts(partition, await this.decodeAll<DeliveryAttempt>('attempt', chunk))
+      : mapMessages(partition, await this.decodeAll<IngestMessage>('ingest', chunk), config);
+  }
 
-    const { counts, refused } = await this.write(mapped);
-    const poison = [...poisonRecords(mapped), ...refused];
+  /** Writes the chunks' rows in one database transaction, then commits their offsets and quarantine in one Kafka transaction. */
+  private async commitChunks(chunks: IndexChunk[]): Promise<void> {
+    const { topics, output, codec, metrics, logger, groupId } = this.options;
+    const { counts, refused } = await this.write(chunks);
+    const poison: Refused[] = [...chunks.flatMap(({ topic, partition, mapped }) => poisonRecords(mapped).map((record) => ({ topic, partition, ...record }))), ...refused];
     const now = Date.now();
-    const quarantined: Message[] = poison.map(({ raw, poison: cause }) => {
+    const quarantined: Message[] = poison.map(({ topic, partition, raw, poison: cause }) => {
       logger.error({ topic, partition, offset: raw.offset, reason: cause.reason, problem: cause.error }, 'record quarantined');
       return quarantineMessage(codec, topics, SERVICE, { topic, partition, ...raw }, cause, now).message;
     });
     await output.run(async (transaction) => {
       if (quarantined.length > 0) await transaction.send({ topic: topics.quarantine, messages: quarantined });
-      await transaction.sendOffsets({ consumerGroupId: groupId, topics: [{ topic, partitions: [{ partition, offset: nextOffset }] }] });
+      await transaction.sendOffsets({ consumerGroupId: groupId, topics: offsetsOf(chunks) });
     });
 
-    metrics.recordsIndexed.inc({ topic }, chunk.length);
+    for (const { topic, records } of chunks) metrics.recordsIndexed.inc({ topic }, records);
     metrics.rowsWritten.inc({ table: 'attempts' }, counts.attempts);
     metrics.rowsWritten.inc({ table: 'messages' }, counts.messages);
     metrics.rowsWritten.inc({ table: 'deliveries' }, counts.deliveries);
-    for (const { poison: cause } of poison) metrics.quarantined.inc({ topic, reason: cause.reason });
+    for (const { topic, poison: cause } of poison) metrics.quarantined.inc({ topic, reason: cause.reason });
   }
 
   private async decodeAll<T>(schema: 'attempt' | 'ingest', chunk: readonly KafkaMessage[]): Promise<Decoded<T>[]> {
@@ -196,9 +244,9 @@ export class IndexerConsumer {
     return decoded;
   }
 
-  /** Writes the rows in one transaction; on a data error, record by record, refusing the culprits. */
-  private async write(mapped: readonly Mapped[]): Promise<{ counts: WriteCounts; refused: Array<{ raw: RawRecord; poison: QuarantineCause }> }> {
-    const rows = rowsOf(mapped);
+  /** Writes the chunks' rows in one transaction; on a data error, record by record, refusing the culprits. */
+  private async write(chunks: readonly IndexChunk[]): Promise<{ counts: WriteCounts; refused: Refused[] }> {
+    const rows = rowsOf(chunks.flatMap(({ mapped }) => mapped));
     if (rowCount(rows) === 0) return { counts: { attempts: 0, messages: 0, deliveries: 0 }, refused: [] };
     try {
       return { counts: await this.timedWrite(rows), refused: [] };
@@ -208,17 +256,19 @@ export class IndexerConsumer {
       this.options.logger.warn({ err: error }, 'the database refused a batch for its data; writing it record by record');
     }
     const counts: WriteCounts = { attempts: 0, messages: 0, deliveries: 0 };
-    const refused: Array<{ raw: RawRecord; poison: QuarantineCause }> = [];
-    for (const record of mapped) {
-      if ('poison' in record) continue;
-      try {
-        const written = await this.timedWrite(rowsOf([record]));
-        counts.attempts += written.attempts;
-        counts.messages += written.messages;
-        counts.deliveries += written.deliveries;
-      } catch (error) {
-        if (classifySqlError(error) === 'transient') throw new DatabaseUnavailable(error);
-        refused.push({ raw: record.raw, poison: { reason: 'unwritable', error: `the database refused it: ${error instanceof Error ? error.message : String(error)}` } });
+    const refused: Refused[] = [];
+    for (const { topic, partition, mapped } of chunks) {
+      for (const record of mapped) {
+        if ('poison' in record) continue;
+        try {
+          const written = await this.timedWrite(rowsOf([record]));
+          counts.attempts += written.attempts;
+          counts.messages += written.messages;
+          counts.deliveries += written.deliveries;
+        } catch (error) {
+          if (classifySqlError(error) === 'transient') throw new DatabaseUnavailable(error);
+          refused.push({ topic, partition, raw: record.raw, poison: { reason: 'unwritable', error: `the database refused it: ${error instanceof Error ? error.message : String(error)}` } });
+        }
       }
     }
     return { counts, refused };
@@ -231,3 +281,4 @@ export class IndexerConsumer {
     return counts;
   }
 }
+

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mapAttempts, mapMessages, poisonRecords, rowCount, rowsOf } from './plan.js';
+import { mapAttempts, mapMessages, offsetsOf, poisonRecords, rowCount, rowsOf } from './plan.js';
 import { testAttempt, testConfig, testDestination, testMessage, testSource } from './test-records.js';
 
 const raw = (offset: number) => ({ offset: String(offset), key: null, value: Buffer.from('x'), timestamp: '0' });
@@ -27,5 +27,21 @@ describe('planning a chunk', () => {
     expect(rows.messages.map((row) => row.messageId)).toEqual(['b', 'a']);
     expect(rows.pending.map((row) => row.deliveryId)).toEqual(['crm/a', 'crm/b']);
     expect(rows.attempts).toEqual([]);
+  });
+});
+
+describe('offsetsOf', () => {
+  it('commits each partition of each topic once, at its furthest offset', () => {
+    expect(
+      offsetsOf([
+        { topic: 'a', partition: 0, nextOffset: '10' },
+        { topic: 'b', partition: 0, nextOffset: '7' },
+        { topic: 'a', partition: 1, nextOffset: '3' },
+        { topic: 'a', partition: 0, nextOffset: '12' },
+      ]),
+    ).toEqual([
+      { topic: 'a', partitions: [{ partition: 0, offset: '12' }, { partition: 1, offset: '3' }] },
+      { topic: 'b', partitions: [{ partition: 0, offset: '7' }] },
+    ]);
   });
 });

@@ -68,3 +68,15 @@ export function poisonRecords(mapped: readonly Mapped[]): Array<{ raw: RawRecord
 }
 
 export const rowCount = (rows: RowsToWrite): number => rows.attempts.length + rows.messages.length;
+
+/** The offsets to commit for a group of chunks: per topic, each partition's furthest. */
+export function offsetsOf(chunks: ReadonlyArray<{ topic: string; partition: number; nextOffset: string }>): Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }> {
+  const byTopic = new Map<string, Map<number, bigint>>();
+  for (const { topic, partition, nextOffset } of chunks) {
+    let partitions = byTopic.get(topic);
+    if (!partitions) byTopic.set(topic, (partitions = new Map()));
+    const offset = BigInt(nextOffset);
+    if ((partitions.get(partition) ?? -1n) < offset) partitions.set(partition, offset);
+  }
+  return [...byTopic].map(([topic, partitions]) => ({ topic, partitions: [...partitions].map(([partition, offset]) => ({ partition, offset: offset.toString() })) }));
+}

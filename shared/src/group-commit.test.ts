@@ -26,6 +26,17 @@ async function nextTurn(): Promise<void> {
 
 
 describe('GroupCommit', () => {
+  it('with lingerMs, gathers what arrives within it into the first transaction', async () => {
+    const { commit, transactions, labels } = controlledCommit();
+    const group = new GroupCommit<Chunk>({ maxRecords: 100, records: (chunk) => chunk.records, commit, lingerMs: 40 });
+    void group.submit({ label: 'early', records: 1 });
+    await nextTurn();
+    expect(transactions).toHaveLength(0);
+    void group.submit({ label: 'later', records: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(labels(0)).toEqual(['early', 'later']);
+  });
+
   it('puts the chunks submitted in one turn of the event loop into one transaction', async () => {
     const { commit, transactions, labels } = controlledCommit();
     const group = groupCommit(commit);

@@ -1,15 +1,18 @@
 /**
- * Group commit of routed chunks into Kafka transactions. A transaction costs about five
- * broker round trips and a commit marker per partition written, whatever its size, so one
- * transaction per partition per fetch made the transaction count follow the partition
- * count instead of the traffic. kafkajs runs `eachBatch` for several partitions at once
+ * Group commit of consumed chunks into one transaction (the router's Kafka transactions, the
+ * indexer's database and Kafka transactions). A transaction costs about five broker round
+ * trips and a commit marker per partition written, whatever its size, so one transaction
+ * per partition per fetch made the transaction count follow the partition count instead of
+ * the traffic. kafkajs runs `eachBatch` for several partitions at once
  * (`partitionsConsumedConcurrently`); each call hands its chunks here and waits, and the
  * chunks of all of them go into one transaction.
  *
  * One transaction at a time. The first chunk submitted while none is in flight does not
- * start one at once: it waits one turn of the event loop, in which the other partitions'
- * `eachBatch` calls of the same fetch — started together by kafkajs, decoding without I/O —
- * submit theirs. Chunks submitted while a transaction is in flight wait for the next one.
+ * start one at once: it waits one turn of the event loop (or `lingerMs`, for a writer that
+ * would rather make fewer, larger transactions than answer within milliseconds), in which
+ * the other partitions' `eachBatch` calls of the same fetch — started together by kafkajs,
+ * decoding without I/O — submit theirs. Chunks submitted while a transaction is in flight
+ * wait for the next one.
  * A transaction takes queued chunks in arrival order up to `maxRecords` ingest records (a
  * chunk larger than that alone still gets a transaction of its own). Each chunk's promise
  * settles with its transaction: resolved once committed, rejected with the transaction's
@@ -18,8 +21,10 @@
  */
 
 export interface GroupCommitOptions<C> {
-  /** Ingest records per transaction (ROUTER_MAX_BATCH). */
+  /** Records per transaction (the router's ROUTER_MAX_BATCH). */
   maxRecords: number;
+  /** How long the first chunk waits for others before a transaction starts; 0 = one event-loop turn. */
+  lingerMs?: number;
   records(chunk: C): number;
   /** Commits the chunks in one transaction: resolves once committed, rejects otherwise. */
   commit(chunks: C[]): Promise<void>;
@@ -49,7 +54,9 @@ export class GroupCommit<C> {
   private schedule(): void {
     if (this.busy || this.queue.length === 0) return;
     this.busy = true;
-    setImmediate(() => void this.commitNext());
+    const linger = this.options.lingerMs ?? 0;
+    if (linger > 0) setTimeout(() => void this.commitNext(), linger);
+    else setImmediate(() => void this.commitNext());
   }
 
   private async commitNext(): Promise<void> {
