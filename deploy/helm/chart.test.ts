@@ -55,7 +55,7 @@ interface K8sObject {
   type?: string;
 }
 interface Deployment extends K8sObject {
-  spec: { replicas: number; strategy?: { type: string }; template: { metadata: { annotations?: Record<string, string> }; spec: PodSpec } };
+  spec: { replicas: number; strategy?: { type: string; rollingUpdate?: null }; template: { metadata: { annotations?: Record<string, string> }; spec: PodSpec } };
 }
 interface Service extends K8sObject {
   spec: { type?: string; clusterIP?: string; selector: Record<string, string>; ports: { name: string; port: number; targetPort: string }[] };
@@ -408,7 +408,7 @@ describe('the delivery log', () => {
     const objects = await render('--set', 'indexer.replicas=3');
     const indexer = deploymentOf(objects, 'indexer');
     expect(indexer.spec.replicas).toBe(1);
-    expect(indexer.spec.strategy).toEqual({ type: 'Recreate' });
+    expect(indexer.spec.strategy).toEqual({ type: 'Recreate', rollingUpdate: null });
     const [claim, ...others] = byKind<PersistentVolumeClaim>(objects, 'PersistentVolumeClaim');
     expect(others).toEqual([]);
     expect(claim?.metadata.name).toBe('rel-tributary-delivery-log');
