@@ -5,7 +5,9 @@
  * `npm run build` produces.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { repoRoot } from '../local/paths.js';
 import { SERVICES } from '../observability/metrics.js';
@@ -15,6 +17,8 @@ const dockerfile = parseDockerfile(readFileSync(join(repoRoot, 'deploy', 'docker
 const stages = stagesOf(dockerfile);
 const ignoreRules = parseDockerignore(readFileSync(join(repoRoot, '.dockerignore'), 'utf8'));
 const runtime = stages.at(-1);
+/** What PGlite loads from beside its own module when the indexer opens an embedded database. */
+const PGLITE_RUNTIME_FILES = ['pglite.wasm', 'pglite.data', 'initdb.wasm'];
 
 /** Workspace directories from the root package.json (`dir` or `dir/*` entries). */
 function workspaceDirs(): string[] {
@@ -86,6 +90,17 @@ describe('deploy/docker/Dockerfile', () => {
       expect(text).toContain(`--workspace=services/${name}`);
     }
     expect(text).toContain('--workspace=shared --workspace=schemas');
+  });
+
+  it("ships PGlite's wasm and data files, which its npm package holds, and checks them at build time", () => {
+    // Resolved from the indexer's workspace, through node_modules, as the indexer finds it at run time.
+    const pglite = pathToFileURL(dirname(createRequire(join(repoRoot, 'services', 'indexer', 'package.json')).resolve('@electric-sql/pglite')) + '/');
+    const text = dockerfile.map((i) => i.args).join('\n');
+    for (const file of PGLITE_RUNTIME_FILES) {
+      expect(existsSync(new URL(file, pglite)), `${file} is not in ${pglite.pathname}`).toBe(true);
+      expect(text, `the build does not check ${file}`).toContain(`'${file}'`);
+    }
+    expect(text).toContain("import.meta.resolve('@electric-sql/pglite')");
   });
 
   it('runs as a numeric non-root user under tini, ingest by default', () => {

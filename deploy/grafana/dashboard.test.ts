@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { repoRoot } from '../local/paths.js';
-import { ALL_METRICS } from '../observability/metrics.js';
+import { ALL_METRICS, SERVICES } from '../observability/metrics.js';
 import { selectorProblems, seriesSelectors } from '../observability/promql.js';
 
 const grafanaDir = join(repoRoot, 'deploy', 'grafana');
@@ -88,7 +88,36 @@ describe('tributary-overview.json', () => {
       '0.95',
       '0.99',
     ]);
-    expect(rows.map((row) => row.title)).toEqual(['Ingest', 'Router', 'Delivery', 'Destinations', 'Retries and dead letters', 'Kafka consumer lag', 'Process']);
+    expect(rows.map((row) => row.title)).toEqual([
+      'Ingest',
+      'Router',
+      'Delivery',
+      'Destinations',
+      'Retries and dead letters',
+      'Delivery log',
+      'Kafka consumer lag',
+      'Process',
+    ]);
+  });
+
+  it("shows the delivery log's lag per partition, records indexed by topic, write p95 and database errors", () => {
+    const row = rows.find((r) => r.title === 'Delivery log');
+    const next = rows.find((r) => row !== undefined && r.gridPos.y > row.gridPos.y);
+    const inRow = panels.filter((p) => row !== undefined && next !== undefined && p.gridPos.y > row.gridPos.y && p.gridPos.y < next.gridPos.y);
+    const exprs = inRow.flatMap((p) => (p.targets ?? []).map((t) => t.expr ?? ''));
+    // The indexer's own group (<ns>-indexer), one line per topic and partition.
+    expect(exprs).toContainEqual(expect.stringMatching(/^max by \(topic, partition\) \(tributary_consumer_lag\{[^}]*group=~"\.\+-indexer"\}\)$/));
+    expect(exprs).toContainEqual(expect.stringMatching(/^sum by \(topic\) \(rate\(tributary_indexer_records_total\{/));
+    expect(exprs).toContainEqual(expect.stringMatching(/^histogram_quantile\(0\.95, sum by \(le\) \(rate\(tributary_indexer_batch_write_duration_seconds_bucket\{/));
+    expect(exprs).toContainEqual(expect.stringMatching(/^sum by \(kind\) \(rate\(tributary_indexer_database_errors_total\{/));
+  });
+
+  it('offers every service in the namespace and service variables', () => {
+    for (const variable of dashboard.templating.list.filter((v) => v.name === 'namespace' || v.name === 'service')) {
+      const query = typeof variable.query === 'string' ? variable.query : variable.query.query;
+      const listed = /service=~"([^"$]+)"/.exec(query)?.[1]?.split('|');
+      expect(listed?.sort(), variable.name).toEqual([...SERVICES].sort());
+    }
   });
 
   it('lays panels out without overlaps and with unique ids', () => {

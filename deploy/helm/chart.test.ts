@@ -37,12 +37,13 @@ interface Container {
   readinessProbe: Probe;
   resources: { requests?: Record<string, string>; limits?: Record<string, string> };
   volumeMounts?: { name: string; mountPath: string }[];
+  securityContext?: { readOnlyRootFilesystem?: boolean };
 }
 interface PodSpec {
   containers: Container[];
   terminationGracePeriodSeconds: number;
-  volumes?: { name: string; configMap?: { name: string }; secret?: { secretName: string } }[];
-  securityContext: { runAsNonRoot?: boolean };
+  volumes?: { name: string; configMap?: { name: string }; secret?: { secretName: string }; persistentVolumeClaim?: { claimName: string } }[];
+  securityContext: { runAsNonRoot?: boolean; fsGroup?: number };
 }
 interface K8sObject {
   apiVersion: string;
@@ -54,7 +55,13 @@ interface K8sObject {
   type?: string;
 }
 interface Deployment extends K8sObject {
-  spec: { replicas: number; template: { metadata: { annotations?: Record<string, string> }; spec: PodSpec } };
+  spec: { replicas: number; strategy?: { type: string; rollingUpdate?: null }; template: { metadata: { annotations?: Record<string, string> }; spec: PodSpec } };
+}
+interface Service extends K8sObject {
+  spec: { type?: string; clusterIP?: string; selector: Record<string, string>; ports: { name: string; port: number; targetPort: string }[] };
+}
+interface PersistentVolumeClaim extends K8sObject {
+  spec: { accessModes: string[]; storageClassName?: string; resources: { requests: { storage: string } } };
 }
 
 let helm: string;
@@ -211,14 +218,16 @@ describe('helm template with the default values', () => {
     }
   });
 
-  it('reads ADMIN_TOKEN in ingest only, from a generated Secret', () => {
-    const adminToken = envOf(containerOf(objects, 'ingest')).get('ADMIN_TOKEN');
-    expect(adminToken?.value).toBeUndefined();
-    expect(adminToken?.valueFrom?.secretKeyRef).toEqual({ name: 'rel-tributary-admin', key: 'admin-token' });
+  it('reads ADMIN_TOKEN in ingest and the indexer only (ingest forwards the delivery-log routes with it), from a generated Secret', () => {
+    for (const service of ['ingest', 'indexer'] as const) {
+      const adminToken = envOf(containerOf(objects, service)).get('ADMIN_TOKEN');
+      expect(adminToken?.value).toBeUndefined();
+      expect(adminToken?.valueFrom?.secretKeyRef).toEqual({ name: 'rel-tributary-admin', key: 'admin-token' });
+    }
     const [secret] = byKind(objects, 'Secret');
     expect(secret?.metadata.name).toBe('rel-tributary-admin');
     expect(Buffer.from(secret?.data?.['admin-token'] ?? '', 'base64').toString()).toMatch(/^[A-Za-z0-9]{40}$/);
-    for (const service of SERVICES.filter((s) => s !== 'ingest')) expect(envOf(containerOf(objects, service)).has('ADMIN_TOKEN')).toBe(false);
+    for (const service of SERVICES.filter((s) => s !== 'ingest' && s !== 'indexer')) expect(envOf(containerOf(objects, service)).has('ADMIN_TOKEN')).toBe(false);
   });
 
   it('mounts no config file unless one is given, leaving config to the admin API', () => {
@@ -237,14 +246,17 @@ describe('helm template with the default values', () => {
     }
   });
 
-  it('exposes ingest through a Service and the others through headless metrics Services', () => {
-    const services = byKind(objects, 'Service');
+  it('exposes ingest and (to ingest) the indexer through Services, and the others through headless metrics Services', () => {
+    const services = byKind<Service>(objects, 'Service');
     expect(services.map((s) => s.metadata.name).sort()).toEqual(SERVICES.map((s) => `rel-tributary-${s}`).sort());
-    for (const service of services) {
-      const spec = service.spec as { type?: string; clusterIP?: string; ports: { name: string; port: number; targetPort: string }[] };
-      if (service.metadata.name === 'rel-tributary-ingest') {
+    for (const { metadata, spec } of services) {
+      if (metadata.name === 'rel-tributary-ingest') {
         expect(spec.type).toBe('ClusterIP');
         expect(spec.ports).toEqual([{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }]);
+      } else if (metadata.name === 'rel-tributary-indexer') {
+        expect(spec.type).toBe('ClusterIP');
+        expect(spec.clusterIP).toBeUndefined();
+        expect(spec.ports).toEqual([{ name: 'http', port: 8080, targetPort: 'http', protocol: 'TCP' }]);
       } else {
         expect(spec.clusterIP).toBe('None');
         expect(spec.ports[0]?.targetPort).toBe('http');
@@ -294,6 +306,7 @@ describe('helm template with every option', () => {
       router: 4,
       dispatcher: 6,
       'retry-scheduler': 2,
+      indexer: 3,
     });
   });
 
@@ -358,6 +371,7 @@ describe('helm template with every option', () => {
     const budgets = byKind(objects, 'PodDisruptionBudget');
     expect(budgets.map((b) => [b.metadata.name, b.spec?.['minAvailable'] ?? `max ${String(b.spec?.['maxUnavailable'])}`]).sort()).toEqual([
       ['rel-tributary-dispatcher', 'max 1'],
+      ['rel-tributary-indexer', 2],
       ['rel-tributary-ingest', 2],
       ['rel-tributary-retry-scheduler', 'max 1'],
       ['rel-tributary-router', 'max 1'],
@@ -386,6 +400,100 @@ describe('helm template with existing Secrets', () => {
   });
 });
 
+describe('the delivery log', () => {
+  const DATA_DIR = '/var/lib/tributary/delivery-log';
+
+  it('embeds PGlite on a PersistentVolumeClaim by default: one indexer pod, replaced with Recreate', async () => {
+    // indexer.replicas=3 is overruled: PGlite is one process on one volume.
+    const objects = await render('--set', 'indexer.replicas=3');
+    const indexer = deploymentOf(objects, 'indexer');
+    expect(indexer.spec.replicas).toBe(1);
+    expect(indexer.spec.strategy).toEqual({ type: 'Recreate', rollingUpdate: null });
+    const [claim, ...others] = byKind<PersistentVolumeClaim>(objects, 'PersistentVolumeClaim');
+    expect(others).toEqual([]);
+    expect(claim?.metadata.name).toBe('rel-tributary-delivery-log');
+    expect(claim?.spec).toEqual({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } } });
+    expect(indexer.spec.template.spec.volumes).toEqual([{ name: 'delivery-log', persistentVolumeClaim: { claimName: 'rel-tributary-delivery-log' } }]);
+    const container = containerOf(objects, 'indexer');
+    expect(container.volumeMounts).toEqual([{ name: 'delivery-log', mountPath: DATA_DIR }]);
+    expect(plainEnv(container)).toMatchObject({ DELIVERY_LOG_DATA_DIR: DATA_DIR, DELIVERY_LOG_RETENTION: '7d', HTTP_PORT: '8080' });
+    expect(envOf(container).has('DELIVERY_LOG_DATABASE_URL')).toBe(false);
+    // The rest of the root file system stays read-only: PGlite writes only in its data directory,
+    // which the pod's fsGroup makes writable for the service's user.
+    expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true });
+    expect(indexer.spec.template.spec.securityContext).toMatchObject({ runAsNonRoot: true, fsGroup: 1000 });
+    // Only the indexer gets the volume.
+    for (const service of SERVICES.filter((s) => s !== 'indexer')) expect(JSON.stringify(deploymentOf(objects, service).spec.template.spec.volumes ?? [])).not.toContain('delivery-log');
+  });
+
+  it('still lets the embedded indexer be scaled to 0', async () => {
+    expect(deploymentOf(await render('--set', 'indexer.replicas=0'), 'indexer').spec.replicas).toBe(0);
+  });
+
+  it('points ingest at the indexer Service, whose port and selector reach the indexer pods', async () => {
+    const objects = await render();
+    const url = new URL(plainEnv(containerOf(objects, 'ingest'))['DELIVERY_LOG_URL'] ?? '');
+    const service = byKind<Service>(objects, 'Service').find((s) => s.metadata.name === url.hostname);
+    expect(url.protocol).toBe('http:');
+    expect(service?.spec.selector).toMatchObject({ 'app.kubernetes.io/component': 'indexer', 'app.kubernetes.io/instance': 'rel' });
+    expect(service?.spec.ports).toEqual([{ name: 'http', port: Number(url.port), targetPort: 'http', protocol: 'TCP' }]);
+    expect(containerOf(objects, 'indexer').ports).toEqual([{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
+    for (const service of SERVICES.filter((s) => s !== 'ingest')) expect(plainEnv(containerOf(objects, service))).not.toHaveProperty('DELIVERY_LOG_URL');
+  });
+
+  it.each([
+    [['--set', 'deliveryLog.embedded.persistence.storageClass=fast-ssd', '--set', 'deliveryLog.embedded.persistence.size=50Gi'], 'fast-ssd', '50Gi'],
+    [['--set', 'deliveryLog.embedded.persistence.storageClass=-'], '', '10Gi'],
+  ])('sizes the claim and picks its storage class: %j', async (args, storageClassName, storage) => {
+    const [claim] = byKind<PersistentVolumeClaim>(await render(...args), 'PersistentVolumeClaim');
+    expect(claim?.spec.storageClassName).toBe(storageClassName);
+    expect(claim?.spec.resources.requests.storage).toBe(storage);
+  });
+
+  it('mounts an existing claim instead of creating one', async () => {
+    const objects = await render('--set', 'deliveryLog.embedded.persistence.existingClaim=kept-delivery-log');
+    expect(byKind(objects, 'PersistentVolumeClaim')).toEqual([]);
+    expect(deploymentOf(objects, 'indexer').spec.template.spec.volumes).toEqual([{ name: 'delivery-log', persistentVolumeClaim: { claimName: 'kept-delivery-log' } }]);
+  });
+
+  it("reads the team's PostgreSQL URL from a Secret, and scales the indexer without a volume", async () => {
+    const objects = await render('--values', allOptions);
+    const indexer = deploymentOf(objects, 'indexer');
+    expect(indexer.spec.replicas).toBe(3);
+    expect(indexer.spec.strategy).toBeUndefined();
+    expect(indexer.spec.template.spec.volumes).toBeUndefined();
+    expect(byKind(objects, 'PersistentVolumeClaim')).toEqual([]);
+    const env = envOf(containerOf(objects, 'indexer'));
+    expect(env.get('DELIVERY_LOG_DATABASE_URL')).toEqual({ name: 'DELIVERY_LOG_DATABASE_URL', valueFrom: { secretKeyRef: { name: 'delivery-log-db', key: 'url' } } });
+    expect(env.has('DELIVERY_LOG_DATA_DIR')).toBe(false);
+    expect(plainEnv(containerOf(objects, 'indexer'))).toMatchObject({ DELIVERY_LOG_RETENTION: '14d', INDEXER_MAX_BATCH: '5000' });
+    expect(byKind(objects, 'Secret').map((secret) => secret.metadata.name)).toEqual(['rel-tributary-admin']);
+  });
+
+  it('passes a URL without a password as it is (the password may come from a Secret as PGPASSWORD)', async () => {
+    const url = 'postgresql://tributary@db.example.com:5432/tributary?sslmode=require';
+    const objects = await render('--set', `deliveryLog.database.url=${url}`);
+    expect(plainEnv(containerOf(objects, 'indexer'))['DELIVERY_LOG_DATABASE_URL']).toBe(url);
+    expect(deploymentOf(objects, 'indexer').spec.strategy).toBeUndefined();
+    expect(byKind(objects, 'PersistentVolumeClaim')).toEqual([]);
+  });
+
+  it.each([
+    [['--set', 'deliveryLog.database.url=postgresql://tributary:s3cret@db:5432/tributary'], /deliveryLog.database.url holds a password/],
+    [['--set', 'deliveryLog.database.url=postgres://tributary@db/tributary?sslmode=require&password=s3cret'], /deliveryLog.database.url holds a password/],
+    [['--set', 'deliveryLog.database.url=postgres://db/tributary', '--set', 'deliveryLog.database.existingSecret=db'], /set url or existingSecret, not both/],
+    [['--set', 'deliveryLog.database.url=mysql://db/tributary'], /deliveryLog.*database.*url/],
+    [['--set', 'deliveryLog.retention=a week'], /retention/],
+    [['--set', 'deliveryLog.embedded.persistence.size=big'], /size/],
+  ])('refuses %j', async (args, message) => {
+    const result = await runHelm(['template', 'rel', chartDir, ...args]);
+    expect(result.code).not.toBe(0);
+    expect(result.output).toMatch(message);
+    // The refusal must not echo the password back into CI logs.
+    expect(result.output).not.toContain('s3cret');
+  });
+});
+
 describe('NOTES.txt', () => {
   it('tells how to reach ingest and read the generated admin token', async () => {
     const notes = await renderNotes();
@@ -393,6 +501,13 @@ describe('NOTES.txt', () => {
     expect(notes).toContain("kubectl -n pipeline get secret rel-tributary-admin -o jsonpath='{.data.admin-token}' | base64 -d");
     expect(notes).toContain('The token was generated by the chart.');
     expect(notes).not.toContain('WARNING');
+    expect(notes).toContain("is in the indexer's\nembedded database (PGlite) on PersistentVolumeClaim rel-tributary-delivery-log (10Gi).");
+    expect(notes).toContain('the indexer runs as 1 replica with strategy Recreate');
+    expect(notes).not.toContain('is ignored');
+  });
+
+  it('says when indexer.replicas is overruled by the embedded database', async () => {
+    expect(await renderNotes('--set', 'indexer.replicas=2')).toContain('indexer.replicas=2 is ignored.');
   });
 
   it('shows the ingress URL, the config source, the partition cap and warns about private networks', async () => {
@@ -400,6 +515,8 @@ describe('NOTES.txt', () => {
     expect(notes).toContain('https://events.example.com/v1/batch');
     expect(notes).toContain('ingest loads the declarative config from /etc/tributary/tributary.yaml (ConfigMap, from config.declarative)');
     expect(notes).toContain('Topics are created with 12 partitions');
+    expect(notes).toContain('is in PostgreSQL,\nURL from Secret delivery-log-db, key url;');
+    expect(notes).not.toContain('PGlite');
     expect(notes).toContain('WARNING: delivery.allowPrivateNetworks is true');
     expect(notes).not.toContain('The token was generated by the chart.');
   });

@@ -6,7 +6,7 @@
  */
 
 export type MetricType = 'counter' | 'gauge' | 'histogram';
-export type ServiceName = 'ingest' | 'router' | 'dispatcher' | 'retry-scheduler';
+export type ServiceName = 'ingest' | 'router' | 'dispatcher' | 'retry-scheduler' | 'indexer';
 
 export interface MetricDefinition {
   name: string;
@@ -17,7 +17,7 @@ export interface MetricDefinition {
   services: readonly ServiceName[];
 }
 
-export const SERVICES: readonly ServiceName[] = ['ingest', 'router', 'dispatcher', 'retry-scheduler'];
+export const SERVICES: readonly ServiceName[] = ['ingest', 'router', 'dispatcher', 'retry-scheduler', 'indexer'];
 
 const metric = (name: string, type: MetricType, labels: readonly string[], services: readonly ServiceName[]): MetricDefinition => ({
   name,
@@ -57,11 +57,19 @@ export const TRIBUTARY_METRICS: readonly MetricDefinition[] = [
   metric('tributary_retry_due_lag_seconds', 'histogram', ['tier'], ['retry-scheduler']),
   metric('tributary_retry_oldest_record_age_seconds', 'gauge', ['tier'], ['retry-scheduler']),
 
-  // Every consuming service sets aside the records it can never handle.
-  metric('tributary_quarantined_total', 'counter', ['topic', 'reason'], ['router', 'dispatcher', 'retry-scheduler']),
+  // The delivery log (its consumer group is `<ns>-indexer`).
+  metric('tributary_indexer_records_total', 'counter', ['topic'], ['indexer']),
+  metric('tributary_indexer_rows_written_total', 'counter', ['table'], ['indexer']),
+  metric('tributary_indexer_batch_write_duration_seconds', 'histogram', [], ['indexer']),
+  metric('tributary_indexer_database_errors_total', 'counter', ['kind'], ['indexer']),
+  metric('tributary_indexer_retention_deleted_total', 'counter', ['table'], ['indexer']),
 
-  // Every service that consumes reports the lag of its groups.
-  metric('tributary_consumer_lag', 'gauge', ['group', 'topic', 'partition'], ['router', 'dispatcher', 'retry-scheduler']),
+  // Every consuming service sets aside the records it can never handle.
+  metric('tributary_quarantined_total', 'counter', ['topic', 'reason'], ['router', 'dispatcher', 'retry-scheduler', 'indexer']),
+
+  // Every service that consumes reports the lag of its groups, measured at the broker
+  // (shared/src/consumer-lag.ts).
+  metric('tributary_consumer_lag', 'gauge', ['group', 'topic', 'partition'], ['router', 'dispatcher', 'retry-scheduler', 'indexer']),
 ];
 
 /** prom-client's default metrics (`collectDefaultMetrics`) that deploy/ uses; every service has them. */

@@ -51,16 +51,17 @@ describe('promtool', () => {
 });
 
 describe('tributary-rules.yaml', () => {
-  it('records delivery latency p50/p95/p99 and delivered/s', () => {
+  it("records delivery latency p50/p95/p99, delivered/s and the delivery log's backlog", () => {
     expect(rules.map((rule) => rule.record).filter(Boolean)).toEqual([
       'namespace:tributary_delivery_latency_seconds:p50_5m',
       'namespace:tributary_delivery_latency_seconds:p95_5m',
       'namespace:tributary_delivery_latency_seconds:p99_5m',
       'namespace:tributary_delivered:rate5m',
+      'namespace_topic:tributary_indexer_consumer_lag:sum',
     ]);
   });
 
-  it('alerts on latency, dead letters, quarantined records, open circuits, retries, consumer lag, ingest errors and targets down', () => {
+  it('alerts on latency, dead letters, quarantined records, open circuits, retries, consumer lag, the delivery log, ingest errors and targets down', () => {
     expect(alerts.map((rule) => rule.alert)).toEqual([
       'TributaryDeliveryLatencyHigh',
       'TributaryDeadLettersIncreasing',
@@ -69,6 +70,9 @@ describe('tributary-rules.yaml', () => {
       'TributaryRetriesPilingUp',
       'TributaryRetryReleaseLate',
       'TributaryConsumerLagHigh',
+      'TributaryDeliveryLogFallingBehind',
+      'TributaryDeliveryLogNotIndexing',
+      'TributaryDeliveryLogDatabaseFailing',
       'TributaryIngestErrors',
       'TributaryServiceDown',
     ]);

@@ -42,6 +42,11 @@ import type { WebhookClient } from './webhook-client.js';
 /** Bytes of outcome records per transaction. */
 const MAX_TRANSACTION_BYTES = 8 * 1024 * 1024;
 
+/** The topic and consumer group of each lane; main.ts measures their lag with the same names. */
+export function laneSources(topics: TopicNames, groupId: string): Record<DeliveryLane, { topic: string; groupId: string }> {
+  return { first: { topic: topics.deliveries, groupId }, retry: { topic: topics.dueRetries, groupId: `${groupId}-retries` } };
+}
+
 export interface DispatcherLimits extends FairQueueLimits, BacklogLimits, LaneLimits {
   maxRecordBytes: number;
 }
@@ -100,7 +105,7 @@ export class Dispatcher implements LaneHandler {
     this.board = new HealthBoard(options.breaker, options.instanceId);
     this.series = new DestinationSeries(metrics);
     this.attemptDeps = { config: options.config, freshness: options.freshness, client: options.client, ladder: options.ladder, series: this.series };
-    const sources = { first: { topic: topics.deliveries, groupId }, retry: { topic: topics.dueRetries, groupId: `${groupId}-retries` } };
+    const sources = laneSources(topics, groupId);
     this.lanes = new Lanes(options.limits, sources);
     this.readers = LANES.map((lane) => new LaneReader({ kafka, codec, lane, ...sources[lane], sessionTimeoutMs: options.sessionTimeoutMs, handler: this, logger, readiness }));
     this.health = new HealthPublisher({

@@ -4,9 +4,21 @@
  * topic, or a dead letter. Wires settings, Kafka, config and the ops HTTP server; the
  * decisions live in the pure modules beside this file.
  */
-import { ConfigView, createHttpServer, createInfrastructure, ladderTiers, listen, prepareInfrastructure, runService, topicDefinitions, TransactionalOutput } from '@tributary/shared';
+import {
+  ConfigView,
+  ConsumerLagProbe,
+  createConsumerLagGauge,
+  createHttpServer,
+  createInfrastructure,
+  ladderTiers,
+  listen,
+  prepareInfrastructure,
+  runService,
+  topicDefinitions,
+  TransactionalOutput,
+} from '@tributary/shared';
 import { ConfigFreshness } from './config-freshness.js';
-import { Dispatcher } from './dispatcher.js';
+import { Dispatcher, laneSources } from './dispatcher.js';
 import { createDispatcherMetrics } from './metrics.js';
 import { breakerFromSettings, dispatcherEnv, ladderFromSettings } from './settings.js';
 import { WebhookClient } from './webhook-client.js';
@@ -57,6 +69,11 @@ await runService({
     });
     await output.start(context.signal);
     onShutdown('producer', () => output.stop());
+
+    const lag = new ConsumerLagProbe({ kafka, logger, groups: Object.values(laneSources(topics, groupPrefix)) });
+    await lag.start();
+    onShutdown('lag probe', () => lag.stop());
+    createConsumerLagGauge(metrics.registry, lag);
 
     const dispatcher = new Dispatcher({
       kafka,

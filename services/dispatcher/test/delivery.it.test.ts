@@ -334,3 +334,22 @@ describe('SSRF guard lifted by DELIVERY_ALLOW_PRIVATE_NETWORKS=true', () => {
     expect(pipeline.deadLettersFor(delivery.deliveryId).filter((dead) => dead.reason === 'blocked_address')).toEqual([]);
   });
 });
+
+describe('consumer lag', () => {
+  it('reports tributary_consumer_lag for both lanes, per partition, back to 0 once their offsets are committed', async () => {
+    await pipeline.putDestination(webhooksDestination('lag', [{ url: receiver.url('/lag') }]));
+    await pipeline.deliver('lag', { type: 'track', event: 'first lane' });
+    await pipeline.deliverMany([{ destinationId: 'lag', body: { type: 'track', event: 'retry lane' } }], 'retry');
+    await settled(2);
+    const lanes = [
+      { group: `${pipeline.namespace}-dispatcher`, topic: pipeline.topics.deliveries },
+      { group: `${pipeline.namespace}-dispatcher-retries`, topic: pipeline.topics.dueRetries },
+    ];
+    // Offsets are committed with the outcome records, a commit interval after settling.
+    for (const { group, topic } of lanes) await eventually(async () => (await metricValue(dispatcher.url, 'tributary_consumer_lag', { group, topic })) === 0, `no lag on ${topic}`);
+    const exposition = await (await fetch(`${dispatcher.url}/metrics`)).text();
+    for (const { group, topic } of lanes) {
+      for (const partition of ['0', '1']) expect(exposition).toContain(`tributary_consumer_lag{group="${group}",topic="${topic}",partition="${partition}",service="dispatcher"} 0`);
+    }
+  });
+});

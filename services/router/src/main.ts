@@ -6,7 +6,18 @@
  * topic is read, so a predecessor's open transaction is aborted and does not hold the
  * read back; the dedup state is complete before the first ingest record is routed.
  */
-import { ConfigView, createHttpServer, createInfrastructure, listen, prepareInfrastructure, runService, topicDefinitions, TransactionalOutput } from '@tributary/shared';
+import {
+  ConfigView,
+  ConsumerLagProbe,
+  createConsumerLagGauge,
+  createHttpServer,
+  createInfrastructure,
+  listen,
+  prepareInfrastructure,
+  runService,
+  topicDefinitions,
+  TransactionalOutput,
+} from '@tributary/shared';
 import { DedupStore } from './dedup-store.js';
 import { createRouterMetrics } from './metrics.js';
 import { RouterPipeline } from './pipeline.js';
@@ -55,6 +66,14 @@ await runService({
     readiness.set('dedup', true);
     logger.info({ entries: dedup.state.size, windowMs: env.DEDUP_WINDOW }, 'dedup state loaded');
 
+    const groupId = `${namespace}-router`;
+    // Measured at the broker, not from the router's own fetches: a router stuck on its
+    // transactions fetches nothing and would never see the backlog grow behind it.
+    const lag = new ConsumerLagProbe({ kafka, logger, groups: [{ groupId, topic: topics.ingest }] });
+    await lag.start();
+    onShutdown('lag probe', () => lag.stop());
+    createConsumerLagGauge(metrics.registry, lag);
+
     const pipeline = new RouterPipeline({
       kafka,
       codec,
@@ -65,7 +84,7 @@ await runService({
       metrics: routerMetrics,
       logger,
       readiness,
-      groupId: `${namespace}-router`,
+      groupId,
       dedupRecordKey: transactionalId,
       maxBatch: env.ROUTER_MAX_BATCH,
       sessionTimeoutMs: env.ROUTER_SESSION_TIMEOUT,

@@ -18,7 +18,6 @@ export interface RouterMetrics {
   transactionSize: Histogram;
   transactionPartitions: Histogram;
   transactionFailures: Counter;
-  consumerLag: Gauge<'partition'>;
   dedupCapacityEvictions: Counter;
   recordCommitted(outcome: ChunkOutcome): void;
 }
@@ -89,12 +88,6 @@ export function createRouterMetrics(registry: Registry, dedupEntries: () => numb
     transactionFailures: new Counter({
       name: 'tributary_router_transaction_failures_total',
       help: 'Transactions that failed and were aborted (their chunks are routed again).',
-      registers,
-    }),
-    consumerLag: new Gauge({
-      name: 'tributary_router_consumer_lag',
-      help: 'Ingest records behind the end of the partition after the last routed chunk.',
-      labelNames: ['partition'],
       registers,
     }),
     dedupCapacityEvictions: new Counter({

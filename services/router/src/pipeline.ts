@@ -147,7 +147,6 @@ export class RouterPipeline {
       });
       finishBatch();
       resolveOffset(last.offset);
-      metrics.consumerLag.set({ partition: String(partition) }, Math.max(0, Number(batch.highWatermark) - 1 - Number(lastOffset)));
       try {
         await heartbeat();
       } catch (error) {

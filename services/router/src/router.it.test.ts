@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGE_TYPES, type IngestMessage, type QuarantinedRecord } from '@tributary/schemas';
-import { metricValue, readTopic, stackEnv, startService, testKafka, uniqueNamespace, type RunningService } from '@tributary/test/harness';
+import { eventually, metricValue, readTopic, stackEnv, startService, testKafka, uniqueNamespace, type RunningService } from '@tributary/test/harness';
 import { FIXTURES } from './__fixtures__/messages.js';
 import {
   DeliveryWatcher,
@@ -77,6 +77,11 @@ describe('routing', () => {
       }
     }
     expect(await metricValue(router.url, 'tributary_router_routed_total', { destination: 'crm' })).toBeGreaterThanOrEqual(MESSAGE_TYPES.length);
+    // The offsets commit with the deliveries, so once these are visible the lag is 0 on every partition.
+    const group = `${namespace}-router`;
+    await eventually(async () => (await metricValue(router.url, 'tributary_consumer_lag', { group, topic: stack.topics.ingest })) === 0, 'no lag');
+    const exposition = await (await fetch(`${router.url}/metrics`)).text();
+    for (const partition of ['0', '1']) expect(exposition).toContain(`tributary_consumer_lag{group="${group}",topic="${stack.topics.ingest}",partition="${partition}",service="router"} 0`);
   });
 
   it('sends nothing when the integrations object turns Webhooks off, top-level or in context', async () => {

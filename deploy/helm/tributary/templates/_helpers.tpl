@@ -1,8 +1,11 @@
-{{/* The four services: the values key of each and the variable its HTTP port is read from. */}}
+{{/* The five services: the values key of each and the variable its HTTP port is read from. */}}
 {{- define "tributary.services" -}}
 ingest:
   valuesKey: ingest
   portEnv: INGEST_PORT
+indexer:
+  valuesKey: indexer
+  portEnv: HTTP_PORT
 router:
   valuesKey: router
   portEnv: HTTP_PORT
@@ -69,6 +72,31 @@ app.kubernetes.io/component: {{ .component }}
 
 {{- define "tributary.adminTokenSecretKey" -}}
 {{- if .Values.adminToken.existingSecret }}{{ .Values.adminToken.existingSecretKey }}{{ else }}admin-token{{ end }}
+{{- end }}
+
+{{/*
+"true" when the delivery log is the indexer's embedded PGlite on a volume, because no PostgreSQL
+is configured. Also refuses database settings that would leak or contradict each other.
+*/}}
+{{- define "tributary.deliveryLogEmbedded" -}}
+{{- $database := .Values.deliveryLog.database }}
+{{- if and $database.url $database.existingSecret }}
+{{- fail "deliveryLog.database: set url or existingSecret, not both" }}
+{{- end }}
+{{- /* userinfo with a password (user:secret@), or a password query parameter as libpq takes it. */}}
+{{- if or (regexMatch "^[a-z]+://[^/?#@]*:[^/?#@]*@" $database.url) (regexMatch "(?i)[?&][^=&]*pass[^=&]*=" $database.url) }}
+{{- fail "deliveryLog.database.url holds a password: values end up in the release and would reach the pod as plain env. Put the URL in a Secret and set deliveryLog.database.existingSecret (and existingSecretKey) instead" }}
+{{- end }}
+{{- if not (or $database.url $database.existingSecret) }}true{{ end }}
+{{- end }}
+
+{{/* Where the embedded database's volume is mounted in the indexer. */}}
+{{- define "tributary.deliveryLogDataDir" -}}
+/var/lib/tributary/delivery-log
+{{- end }}
+
+{{- define "tributary.deliveryLogClaimName" -}}
+{{- default (include "tributary.componentName" (dict "root" . "component" "delivery-log")) .Values.deliveryLog.embedded.persistence.existingClaim }}
 {{- end }}
 
 {{/* "true" when ingest gets a config file, from an existing Secret or the inline config. */}}
@@ -139,15 +167,42 @@ specific to it, then extraEnv (global, then the service's), so extraEnv can over
 - name: DELIVERY_DISABLE_ON_GONE
   value: {{ $values.delivery.disableOnGone | toString | quote }}
 {{- end }}
-{{- if eq .component "ingest" }}
+{{- if or (eq .component "ingest") (eq .component "indexer") }}
+# ingest checks the admin API's callers with it and passes it on when it forwards the
+# delivery-log routes; the indexer checks it on those.
 - name: ADMIN_TOKEN
   valueFrom:
     secretKeyRef:
       name: {{ include "tributary.adminTokenSecretName" $root }}
       key: {{ include "tributary.adminTokenSecretKey" $root }}
+{{- end }}
+{{- if eq .component "ingest" }}
+- name: DELIVERY_LOG_URL
+  value: {{ printf "http://%s:%d" (include "tributary.componentName" (dict "root" $root "component" "indexer")) (int $values.containerPort) | quote }}
 {{- if include "tributary.configMounted" $root }}
 - name: TRIBUTARY_CONFIG
   value: {{ printf "%s/%s" $values.config.mountPath $values.config.key | quote }}
+{{- end }}
+{{- end }}
+{{- if eq .component "indexer" }}
+- name: DELIVERY_LOG_RETENTION
+  value: {{ $values.deliveryLog.retention | quote }}
+{{- with $values.deliveryLog.database }}
+{{- if .existingSecret }}
+- name: DELIVERY_LOG_DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ .existingSecret }}
+      key: {{ .existingSecretKey }}
+{{- else if .url }}
+# Holds no password (the chart refuses one here); a password comes from a Secret, e.g. PGPASSWORD in indexer.extraEnv.
+- name: DELIVERY_LOG_DATABASE_URL
+  value: {{ .url | quote }}
+{{- end }}
+{{- end }}
+{{- if include "tributary.deliveryLogEmbedded" $root }}
+- name: DELIVERY_LOG_DATA_DIR
+  value: {{ include "tributary.deliveryLogDataDir" $root | quote }}
 {{- end }}
 {{- end }}
 {{- with $values.extraEnv }}
