@@ -27,7 +27,7 @@ const phase = (name: string, rate: number): PhaseResult => ({
   latency,
   requestLatency: latency,
   backlogAtEnd: 0,
-  kafkaLagAtEnd: { router: 0, dispatcher: 0 },
+  kafkaLagAtEnd: { router: 0, dispatcher: 0, indexer: 0 },
   drainSeconds: 0.5,
   drained: true,
   processes: [usage('router', 24), usage('dispatcher', 30)],
@@ -71,7 +71,7 @@ function result(): BenchResult {
       foreignRequests: 0,
       signatures: { valid: 10, invalid: 0, missing: 0 },
       refusedByStatus: {},
-      kafkaLagAtEnd: { router: 0, dispatcher: 0 },
+      kafkaLagAtEnd: { router: 0, dispatcher: 0, indexer: 0 },
     },
     processes: [usage('router', 100), usage('dispatcher', 100)],
     timeline: [],
@@ -102,6 +102,14 @@ describe('renderMarkdown', () => {
     const md = renderMarkdown(result(), 'run.svg');
     expect(md).toContain('| router | 5 % | 24.0 (10 %) | 40 % | 400 | 24.0 (10 %) | 40 % | 400 | 300 |');
     expect(md).toContain('| **all** | 10 % | 54.0 | 90 % | | 54.0 | 90 % | | |');
+  });
+
+  it('states the pipeline CPU bill with the indexer beside it, and leaves it out of older results', () => {
+    const budget = { processes: ['router', 'dispatcher'], maxMsPer1k: 212.4, steadyMsPer1k: 380, idlePercent: 8.25, indexer: { maxMsPer1k: 61, steadyMsPer1k: 95, idlePercent: 1.5 } };
+    const md = renderMarkdown({ ...result(), cpuBudget: budget }, 'run.svg');
+    expect(md).toContain('**Pipeline CPU** (router, dispatcher): **212 ms per 1,000 delivered events in (a)**, 380 in (b); **idle 8.3 % of one core**.');
+    expect(md).toContain('The indexer (delivery log) adds 61 ms per 1,000 events in (a), 95 in (b), 1.5 % of a core idle.');
+    expect(renderMarkdown(result(), 'run.svg')).not.toContain('Pipeline CPU');
   });
 });
 

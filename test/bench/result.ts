@@ -145,7 +145,8 @@ export interface BenchResult {
   /** Every process over IDLE_SECONDS with the services running and no load. */
   idle: ProcessUsage[];
   ratios: { deliveredVsHttpLimit: number; deliveredVsKafkaLimit: number };
-  cpuBudget: CpuBudget;
+  /** Absent from results written before it was added. */
+  cpuBudget?: CpuBudget;
   integrity: Integrity;
   /** Whole run, start of the services to the end. */
   processes: ProcessUsage[];
