@@ -21,6 +21,8 @@ export interface CliIo {
   env: Record<string, string | undefined>;
   out(text: string): void;
   err(text: string): void;
+  /** See CommandContext.interruptSignal; without it (tests) nothing interrupts a command. */
+  interruptSignal?(): AbortSignal;
 }
 
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
@@ -37,6 +39,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     client: () => new AdminClient(resolveSettings(program.opts<GlobalOptions>(), io.env)),
     out: (line: string) => io.out(`${line}\n`),
     err: (line: string) => io.err(`${line}\n`),
+    interruptSignal: () => io.interruptSignal?.() ?? new AbortController().signal,
   };
   for (const register of COMMANDS) register(program, context);
   // Subcommands inherit the overrides, so their usage errors come back here too.
