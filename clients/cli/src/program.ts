@@ -5,17 +5,19 @@
 import { Command, CommanderError } from 'commander';
 import { AdminClient } from './admin-client.js';
 import type { CommandModule } from './command.js';
+import { attemptCommands } from './commands/attempts.js';
 import { audienceCommands } from './commands/audience.js';
 import { configCommands } from './commands/config.js';
 import { destinationCommands } from './commands/destinations.js';
 import { dlqCommands } from './commands/dlq.js';
+import { messageCommands } from './commands/messages.js';
 import { quarantineCommands } from './commands/quarantine.js';
 import { CliError, EXIT_FAILED, EXIT_OK } from './errors.js';
 import { formatIssues } from './format.js';
 import { DEFAULT_URL, resolveSettings, type GlobalOptions } from './settings.js';
 
 /** Every command group; a new group is one more module here. */
-export const COMMANDS: readonly CommandModule[] = [configCommands, dlqCommands, destinationCommands, quarantineCommands, audienceCommands];
+export const COMMANDS: readonly CommandModule[] = [configCommands, dlqCommands, destinationCommands, quarantineCommands, audienceCommands, messageCommands, attemptCommands];
 
 export interface CliIo {
   env: Record<string, string | undefined>;
