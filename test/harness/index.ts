@@ -121,3 +121,4 @@ export * from './promise-state.js';
 export * from './eventually.js';
 export * from './deliveries.js';
 export * from './admin.js';
+export * from './openapi.js';

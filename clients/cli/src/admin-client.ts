@@ -52,8 +52,8 @@ export class AdminClient {
     if (response.ok) return parsed as T;
     const { error, issues } = (parsed ?? {}) as ErrorBody;
     const message = typeof error === 'string' ? error : `${method} ${url} answered ${response.status}`;
-    if (response.status === 400 && Array.isArray(issues) && issues.length > 0) throw new CliError(message, EXIT_INVALID, issues);
-    if (response.status === 401) throw new CliError(`${message} (set TRIBUTARY_ADMIN_TOKEN or pass --token)`, EXIT_FAILED);
-    throw new CliError(message, EXIT_FAILED);
+    if (response.status === 400 && Array.isArray(issues) && issues.length > 0) throw new CliError(message, EXIT_INVALID, issues, response.status);
+    if (response.status === 401) throw new CliError(`${message} (set TRIBUTARY_ADMIN_TOKEN or pass --token)`, EXIT_FAILED, [], response.status);
+    throw new CliError(message, EXIT_FAILED, [], response.status);
   }
 }

@@ -11,6 +11,11 @@ export interface CommandContext {
   env: Record<string, string | undefined>;
   out(line: string): void;
   err(line: string): void;
+  /**
+   * From now on, Ctrl-C ends the command gracefully: the signal aborts, and the command
+   * finishes what it is doing and returns. A second Ctrl-C stops the process as usual.
+   */
+  interruptSignal(): AbortSignal;
 }
 
 export type CommandModule = (program: Command, context: CommandContext) => void;

@@ -14,6 +14,8 @@ export class CliError extends Error {
     message: string,
     readonly exitCode: number,
     readonly issues: ValidationIssue[] = [],
+    /** The HTTP status the admin API answered with; undefined when it was not reached. */
+    readonly status?: number,
   ) {
     super(message);
     this.name = 'CliError';

@@ -45,7 +45,19 @@ export function formatConfigYaml(config: ConfigSnapshot): string {
 
 /** Rows under a header, each column as wide as its widest cell, two spaces apart. */
 export function formatTable(columns: readonly string[], rows: ReadonlyArray<readonly string[]>): string[] {
-  const widths = columns.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-  const line = (cells: readonly string[]) => cells.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd();
-  return [line(columns), ...rows.map(line)];
+  const widths = columnWidths(columns, rows);
+  return [formatRow(widths, columns), ...rows.map((row) => formatRow(widths, row))];
+}
+
+/** Each column's width: its widest cell or title, and at least `minimums[column]`. */
+export function columnWidths(columns: readonly string[], rows: ReadonlyArray<readonly string[]>, minimums: readonly number[] = []): number[] {
+  return columns.map((title, column) => Math.max(title.length, minimums[column] ?? 0, ...rows.map((row) => row[column]!.length)));
+}
+
+/**
+ * One table line. A cell wider than its column pushes the rest of its line right rather
+ * than being cut: output printed page by page keeps the widths of its first page.
+ */
+export function formatRow(widths: readonly number[], cells: readonly string[]): string {
+  return cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ').trimEnd();
 }

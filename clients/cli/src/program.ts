@@ -5,22 +5,26 @@
 import { Command, CommanderError } from 'commander';
 import { AdminClient } from './admin-client.js';
 import type { CommandModule } from './command.js';
+import { attemptCommands } from './commands/attempts.js';
 import { audienceCommands } from './commands/audience.js';
 import { configCommands } from './commands/config.js';
 import { destinationCommands } from './commands/destinations.js';
 import { dlqCommands } from './commands/dlq.js';
+import { messageCommands } from './commands/messages.js';
 import { quarantineCommands } from './commands/quarantine.js';
 import { CliError, EXIT_FAILED, EXIT_OK } from './errors.js';
 import { formatIssues } from './format.js';
 import { DEFAULT_URL, resolveSettings, type GlobalOptions } from './settings.js';
 
 /** Every command group; a new group is one more module here. */
-export const COMMANDS: readonly CommandModule[] = [configCommands, dlqCommands, destinationCommands, quarantineCommands, audienceCommands];
+export const COMMANDS: readonly CommandModule[] = [configCommands, dlqCommands, destinationCommands, quarantineCommands, audienceCommands, messageCommands, attemptCommands];
 
 export interface CliIo {
   env: Record<string, string | undefined>;
   out(text: string): void;
   err(text: string): void;
+  /** See CommandContext.interruptSignal; without it (tests) nothing interrupts a command. */
+  interruptSignal?(): AbortSignal;
 }
 
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
@@ -37,6 +41,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     client: () => new AdminClient(resolveSettings(program.opts<GlobalOptions>(), io.env)),
     out: (line: string) => io.out(`${line}\n`),
     err: (line: string) => io.err(`${line}\n`),
+    interruptSignal: () => io.interruptSignal?.() ?? new AbortController().signal,
   };
   for (const register of COMMANDS) register(program, context);
   // Subcommands inherit the overrides, so their usage errors come back here too.

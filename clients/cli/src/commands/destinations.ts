@@ -1,9 +1,14 @@
 /**
  * `tributary destinations health [ID] [--json]`: each destination's circuit state (closed,
  * open, half_open) and backlog, as the dispatchers report them through the admin API.
+ * `tributary destinations summary [ID] [--since TIME] [--until TIME] [--json]`: how
+ * deliveries went over a time range, from the delivery log.
  */
 import type { CommandModule } from '../command.js';
+import type { DeliverySummaries, DeliverySummary } from '../delivery-log/answers.js';
+import { formatSummaries } from '../delivery-log/summary.js';
 import { formatTable } from '../format.js';
+import { timeOption } from './dlq.js';
 
 interface Backlog {
   firstAttempts: number;
@@ -59,5 +64,27 @@ export const destinationCommands: CommandModule = (program, context) => {
           : [await client.request<DestinationHealthAnswer>('GET', `/destinations/${encodeURIComponent(id)}/health`)];
       if (options.json) context.out(JSON.stringify(id === undefined ? { destinations: answer } : answer[0], null, 2));
       else for (const line of formatHealth(answer)) context.out(line);
+    });
+
+  const time = timeOption(Date.now);
+  destinations
+    .command('summary')
+    .description('success rate, delivery latency, retries pending, dead letters and circuit of every destination, or of one, over a time range (default: the last hour)')
+    .argument('[id]', 'only this destination')
+    .option('--since <time>', 'from TIME (ISO-8601 with a zone, a date, or a duration: 2h = two hours ago; default: an hour before --until)', time)
+    .option('--until <time>', 'up to TIME, exclusive (default: now)', time)
+    .option('--json', 'print the admin API answer as JSON')
+    .action(async (id: string | undefined, options: { since?: string; until?: string; json?: boolean }) => {
+      const client = context.client();
+      const query = new URLSearchParams();
+      if (options.since !== undefined) query.set('since', options.since);
+      if (options.until !== undefined) query.set('until', options.until);
+      const suffix = query.size > 0 ? `?${query}` : '';
+      const answer: DeliverySummaries | DeliverySummary =
+        id === undefined
+          ? await client.request<DeliverySummaries>('GET', `/delivery-summary${suffix}`)
+          : await client.request<DeliverySummary>('GET', `/destinations/${encodeURIComponent(id)}/summary${suffix}`);
+      if (options.json) context.out(JSON.stringify(answer, null, 2));
+      else for (const line of formatSummaries('destinations' in answer ? answer.destinations : [answer], answer)) context.out(line);
     });
 };

@@ -56,11 +56,16 @@ export function reasonOption(text: string): string {
   return text;
 }
 
-export function limitOption(text: string): number {
-  const limit = Number(text);
-  if (!/^\d+$/.test(text) || limit < 1 || limit > 1000) throw new InvalidArgumentError('use a whole number from 1 to 1000');
-  return limit;
+/** A --limit parser taking a whole number from 1 to `max` (what the route answers at most). */
+export function limitUpTo(max: number): (text: string) => number {
+  return (text) => {
+    const limit = Number(text);
+    if (!/^\d+$/.test(text) || limit < 1 || limit > max) throw new InvalidArgumentError(`use a whole number from 1 to ${max}`);
+    return limit;
+  };
 }
+
+export const limitOption = limitUpTo(1000);
 
 const COLUMNS = ['DEAD AT', 'DESTINATION', 'MESSAGE', 'TYPE', 'REASON', 'STATUS', 'ATTEMPTS', 'REPLAYED', 'ID'] as const;
 

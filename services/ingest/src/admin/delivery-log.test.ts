@@ -17,6 +17,10 @@ beforeAll(async () => {
       response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'message "m 1" is not in the delivery log', code: 'not_found', issues: [] }));
     } else if (request.url?.startsWith('/admin/v1/attempts')) {
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ attempts: [], nextCursor: null }));
+    } else if (request.url === '/admin/v1/other-token') {
+      response.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'the admin token is not valid', code: 'invalid_token', issues: [] }));
+    } else if (request.url === '/admin/v1/no-token') {
+      response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'the admin API is disabled', code: 'admin_disabled', issues: [] }));
     } else if (request.url === '/admin/v1/broken') {
       response.writeHead(502).end('<html>bad gateway</html>');
     } else if (request.url === '/admin/v1/silent') {
@@ -61,6 +65,18 @@ describe('DeliveryLogClient', () => {
     } finally {
       await slow.close();
       await refused.close();
+    }
+  });
+
+  it("turns the indexer's refusal of ingest's token into 503 delivery_log_unavailable, not the caller's 401", async () => {
+    const client = new DeliveryLogClient({ url: base, token: 't', timeoutMs: 2_000 });
+    try {
+      const refused = await client.get('/other-token').catch((caught: unknown) => caught);
+      expect(refused).toBeInstanceOf(DeliveryLogUnavailable);
+      expect((refused as DeliveryLogUnavailable).body()).toMatchObject({ code: 'delivery_log_unavailable', error: expect.stringContaining('same ADMIN_TOKEN as ingest') });
+      await expect(client.get('/no-token')).rejects.toThrow(/set ADMIN_TOKEN on the indexer/);
+    } finally {
+      await client.close();
     }
   });
 });

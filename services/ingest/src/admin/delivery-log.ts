@@ -7,8 +7,10 @@
  *
  * The forwarded request carries ingest's own copy of the admin token (the caller's was checked
  * here already) and only the path and query string; the indexer's answer, error or not, is
- * passed back as it is. An indexer that does not answer in time, or at all, is a 503
- * `delivery_log_unavailable`: the rest of the admin API keeps working without it.
+ * passed back as it is — but for the indexer refusing ingest's token, which is a
+ * misconfiguration rather than the caller's fault. An indexer that does not answer in time,
+ * or at all, or refuses ingest, is a 503 `delivery_log_unavailable`: the rest of the admin
+ * API keeps working without it.
  */
 import { Agent, request } from 'undici';
 import { z } from 'zod';
@@ -72,6 +74,12 @@ export class DeliveryLogClient {
     }
     // The indexer's own 503s (its database away) keep their text; a 5xx without our shape gets ours.
     if (response.statusCode >= 500 && !isErrorBody(body)) throw new DeliveryLogUnavailable(`the indexer answered ${response.statusCode}`);
+    // The caller's token passed here, so a refusal of ours is a misconfigured indexer, not a
+    // wrong caller: passed on as it is, it would tell the caller to fix a token that is right.
+    if (response.statusCode === 401) throw new DeliveryLogUnavailable("the indexer refused ingest's admin token: give it the same ADMIN_TOKEN as ingest");
+    if (response.statusCode === 404 && (body as { code?: unknown }).code === 'admin_disabled') {
+      throw new DeliveryLogUnavailable("the indexer's read API is off: set ADMIN_TOKEN on the indexer, the same as on ingest");
+    }
     return { status: response.statusCode, body };
   }
 

@@ -4,12 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { createLogger, MAX_WEBHOOKS, type HttpServer } from '@tributary/shared';
 import { MAX_AUDIENCE_MEMBERS } from './audience-plan.js';
 import type { ConfigStore } from './config-store.js';
+import { DELIVERY_LOG_ROUTES, deliveryLogRoutes, type DeliveryLogClient } from './delivery-log.js';
 import type { DestinationHealthTable } from './destination-health.js';
 import type { AdminQuarantine } from './quarantine.js';
 import type { AdminDeadLetters } from './dlq.js';
 import type { AdminEvents } from './events.js';
 import { loadAdminOpenApi } from './openapi.js';
-import { registerAdminApi } from './plugin.js';
+import { ADMIN_ROUTES, registerAdminApi } from './plugin.js';
 import { ADMIN_PREFIX } from './routes.js';
 
 const notCalled = <T extends object>() =>
@@ -37,6 +38,8 @@ async function registeredRoutes(): Promise<string[]> {
     isReady: () => true,
     logger: createLogger({ service: 'test', level: 'silent' }),
     openapi: loadAdminOpenApi(),
+    // As index.ts mounts them: the plugin's groups and the routes forwarded to the delivery log.
+    routes: [...ADMIN_ROUTES, deliveryLogRoutes(notCalled<DeliveryLogClient>())],
   });
   await app.ready();
   await app.close();
@@ -61,6 +64,20 @@ describe('the admin OpenAPI document', () => {
     const registered = await registeredRoutes();
     expect(registered.length).toBeGreaterThan(10);
     expect(new Set(registered)).toEqual(new Set(documented));
+  });
+
+  it('documents every delivery-log route with its errors in the admin error shape', () => {
+    const paths = document.paths as Record<string, { get?: { responses: Record<string, { $ref?: string }> } }>;
+    for (const route of DELIVERY_LOG_ROUTES) {
+      const path = route.replace(/:(\w+)/g, '{$1}');
+      const responses = paths[path]?.get?.responses;
+      expect(responses, path).toBeDefined();
+      expect(Object.keys(responses!), path).toEqual(expect.arrayContaining(['200', '400', '401', '503']));
+      expect(responses!['503']!.$ref, path).toBe('#/components/responses/DeliveryLogUnavailable');
+      expect(responses!['400']!.$ref, path).toBe('#/components/responses/QueryInvalid');
+      // A route that looks something up by id can also not find it.
+      if (path.includes('{')) expect(responses!['404']!.$ref, path).toBe('#/components/responses/NotFound');
+    }
   });
 
   it('states the limits the code enforces', () => {
