@@ -71,7 +71,7 @@ it('store: rows/s written by one writer', async () => {
     let rows = 0;
     for (let first = 0; first < records.length; first += BATCH) {
       const batch = records.slice(first, first + BATCH).map((record, index) => attemptRow(record, 0, first + index));
-      const counts = await store.write({ attempts: batch, messages: [], pending: [], states: foldDeliveryStates(batch) });
+      const counts = await store.write({ attempts: batch, messages: [], states: foldDeliveryStates(batch) });
       rows += counts.attempts + counts.deliveries;
     }
     const seconds = (performance.now() - started) / 1000;

@@ -5,7 +5,7 @@
  */
 import type { DeliveryAttempt, IngestMessage } from '@tributary/schemas';
 import type { QuarantineCause } from '@tributary/shared';
-import { attemptRow, foldDeliveryStates, messageRow, sortDeliveries, Unindexable, type AttemptRow, type DeliveryRow, type MessageRow, type RoutingConfig } from './rows.js';
+import { attemptRow, foldDeliveryStates, messageRow, Unindexable, type AttemptRow, type MessageRow, type RoutingConfig } from './rows.js';
 import type { RowsToWrite } from './store/write.js';
 
 /** The record as read from Kafka, for the quarantine. */
@@ -18,7 +18,7 @@ export interface RawRecord {
 
 export type Decoded<T> = { raw: RawRecord; value: T } | { raw: RawRecord; poison: QuarantineCause };
 
-export type Mapped = { raw: RawRecord; attempt: AttemptRow } | { raw: RawRecord; message: MessageRow; pending: DeliveryRow[] } | { raw: RawRecord; poison: QuarantineCause };
+export type Mapped = { raw: RawRecord; attempt: AttemptRow } | { raw: RawRecord; message: MessageRow } | { raw: RawRecord; poison: QuarantineCause };
 
 function poisonOf(error: unknown): QuarantineCause {
   if (error instanceof Unindexable) return { reason: error.reason, error: error.message };
@@ -52,15 +52,11 @@ export function mapMessages(partition: number, decoded: readonly Decoded<IngestM
 export function rowsOf(mapped: readonly Mapped[]): RowsToWrite {
   const attempts: AttemptRow[] = [];
   const messages: MessageRow[] = [];
-  const pending: DeliveryRow[] = [];
   for (const record of mapped) {
     if ('attempt' in record) attempts.push(record.attempt);
-    else if ('message' in record) {
-      messages.push(record.message);
-      pending.push(...record.pending);
-    }
+    else if ('message' in record) messages.push(record.message);
   }
-  return { attempts, messages, pending: sortDeliveries(pending), states: foldDeliveryStates(attempts) };
+  return { attempts, messages, states: foldDeliveryStates(attempts) };
 }
 
 export function poisonRecords(mapped: readonly Mapped[]): Array<{ raw: RawRecord; poison: QuarantineCause }> {

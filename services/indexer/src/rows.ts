@@ -5,10 +5,12 @@
  * hold, for instance) are refused here with an `Unindexable` naming why, so they go to the
  * quarantine instead of failing the batch forever.
  *
- * Text is made safe for PostgreSQL on the way: NUL characters (which text and jsonb refuse)
- * and unpaired UTF-16 surrogates (which jsonb refuses) become U+FFFD.
+ * Text columns are made safe for PostgreSQL on the way: NUL characters (which text refuses)
+ * and unpaired UTF-16 surrogates become U+FFFD. JSON documents (the message, its routing, an
+ * attempt's targets) are stored in json columns exactly as JSON.stringify writes them, escapes
+ * and all.
  */
-import { deliveryKey, type DeliveryAttempt, type Destination, type IngestMessage, type Source } from '@tributary/schemas';
+import { type DeliveryAttempt, type Destination, type IngestMessage, type Source } from '@tributary/schemas';
 import { contextIntegrations, decideRoute, webhooksEnabled, type QuarantineReason } from '@tributary/shared';
 import { isJsonObject, type JsonObject } from '@tributary/shared/segment';
 
@@ -125,26 +127,6 @@ export function safeText(text: string): string {
 
 function safeNullable(text: string | null | undefined): string | null {
   return text === null || text === undefined ? null : safeText(text);
-}
-
-/** JSON text for a jsonb column: every string (keys too) made safe. */
-export function jsonForDatabase(value: unknown): string {
-  return JSON.stringify(sanitise(value));
-}
-
-function sanitise(value: unknown): unknown {
-  if (typeof value === 'string') return safeText(value);
-  if (Array.isArray(value)) return value.map(sanitise);
-  if (value !== null && typeof value === 'object') {
-    const out: JsonObject = {};
-    for (const [key, inner] of Object.entries(value)) {
-      const safeKey = safeText(key);
-      // Defined rather than assigned: a key `__proto__` stays an ordinary property.
-      Object.defineProperty(out, safeKey, { value: sanitise(inner), enumerable: true, writable: true, configurable: true });
-    }
-    return out;
-  }
-  return value;
 }
 
 function checkTime(field: string, value: number | null, required: boolean): void {
@@ -289,7 +271,7 @@ function parseFreeForm(text: string | null): { value: unknown; object: JsonObjec
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export function messageRow(message: IngestMessage, partition: number, offset: number, config: RoutingConfig): { message: MessageRow; pending: DeliveryRow[] } {
+export function messageRow(message: IngestMessage, partition: number, offset: number, config: RoutingConfig): { message: MessageRow } {
   requireText('messageId', message.messageId);
   requireText('sourceId', message.sourceId);
   checkTime('timestamp', message.timestamp, true);
@@ -346,25 +328,5 @@ export function messageRow(message: IngestMessage, partition: number, offset: nu
       partition,
       offset,
     },
-    pending: decision.destinations.map((destination) => ({
-      sourceId,
-      deliveryId: safeText(deliveryKey(destination.id, message.messageId)),
-      messageId,
-      destinationId: safeText(destination.id),
-      userId,
-      receivedAt: message.receivedAt,
-      state: 'pending',
-      attempts: 0,
-      firstAttemptAt: null,
-      lastAttemptAt: null,
-      nextAttemptAt: null,
-      lastStatus: null,
-      lastError: null,
-      deliveredAt: null,
-      latencyMs: null,
-      updatedAt: message.receivedAt,
-      lastPartition: null,
-      lastOffset: null,
-    })),
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { attemptJson, deliveryJson, summaryJson, timelineJson, type AttemptDbRow } from './json.js';
+import { attemptJson, deliveriesOf, deliveryJson, summaryJson, timelineJson, type AttemptDbRow, type DeliveryDbRow, type MessageDbRow } from './json.js';
 
 const T = Date.parse('2026-11-25T10:00:00.000Z');
 
@@ -94,5 +94,25 @@ describe('row to JSON', () => {
         { at: '2026-11-25T10:02:00.000Z', attempts: 0, delivered: 0, failed: 0, deferred: 0, deliveryP50Ms: null, deliveryP95Ms: null },
       ],
     });
+  });
+});
+
+describe('deliveriesOf', () => {
+  const message = (routing: MessageDbRow['routing']): MessageDbRow => ({ seq: 1, source_id: 'web', message_id: 'm-1', type: 'track', user_id: 'u', anonymous_id: null, event: 'E', received_at: 0, event_timestamp: 0, message: {}, routing });
+  const known: DeliveryDbRow = { source_id: 'web', delivery_id: 'crm/m-1', message_id: 'm-1', destination_id: 'crm', state: 'delivered', attempts: 1, first_attempt_at: 1, last_attempt_at: 1, next_attempt_at: null, last_status: 200, last_error: null, delivered_at: 2, latency_ms: 2 };
+
+  it('adds a pending delivery for each routed destination without a state, and none for filtered ones', () => {
+    const routing = [
+      { sourceId: 'web', destinationId: 'crm', decision: 'routed' as const, reason: null },
+      { sourceId: 'web', destinationId: 'bi', decision: 'routed' as const, reason: null },
+      { sourceId: 'web', destinationId: 'old', decision: 'filtered' as const, reason: 'destination_disabled' },
+    ];
+    const deliveries = deliveriesOf([message(routing)], [known]);
+    expect(deliveries.map((row) => [row.delivery_id, row.state, row.attempts])).toEqual([
+      ['bi/m-1', 'pending', 0],
+      ['crm/m-1', 'delivered', 1],
+    ]);
+    // An attempt indexed before its message: the known state alone.
+    expect(deliveriesOf([], [known])).toEqual([known]);
   });
 });

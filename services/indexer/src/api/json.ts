@@ -2,6 +2,7 @@
  * Rows as the read API shows them (the contract's JSON): camelCase, times as ISO-8601 UTC
  * strings with milliseconds, an attempt's id as `<partition>-<offset>`. Pure.
  */
+import { deliveryKey } from '@tributary/schemas';
 import type { RoutingEntry, TargetJson } from '../rows.js';
 
 export interface AttemptDbRow {
@@ -143,6 +144,40 @@ export function tailMessageJson(row: MessageDbRow) {
     receivedAt: isoTime(row.received_at),
     message: row.message,
   };
+}
+
+/**
+ * The deliveries of a message: those the log holds a state for, and — `pending` — the ones its
+ * routing sent somewhere that no attempt has been seen for yet. Pending ones are derived here
+ * rather than written per message, a row per event saved on the indexer's hot path.
+ */
+export function deliveriesOf(messages: readonly MessageDbRow[], known: readonly DeliveryDbRow[]): DeliveryDbRow[] {
+  const seen = new Set(known.map((row) => `${row.source_id}\u0000${row.delivery_id}`));
+  const pending: DeliveryDbRow[] = [];
+  for (const message of messages) {
+    for (const entry of message.routing) {
+      if (entry.decision !== 'routed' || entry.destinationId === null) continue;
+      const deliveryId = deliveryKey(entry.destinationId, message.message_id);
+      if (seen.has(`${message.source_id}\u0000${deliveryId}`)) continue;
+      pending.push({
+        source_id: message.source_id,
+        delivery_id: deliveryId,
+        message_id: message.message_id,
+        destination_id: entry.destinationId,
+        state: 'pending',
+        attempts: 0,
+        first_attempt_at: null,
+        last_attempt_at: null,
+        next_attempt_at: null,
+        last_status: null,
+        last_error: null,
+        delivered_at: null,
+        latency_ms: null,
+      });
+    }
+  }
+  const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return [...known, ...pending].sort((a, b) => compare(a.source_id, b.source_id) || compare(a.destination_id, b.destination_id));
 }
 
 export function deliveryJson(row: DeliveryDbRow) {

@@ -109,7 +109,7 @@ export function waitingSql(destinationId?: string): Statement {
 
 /** Whether the log knows a destination at all (for a 404 on one neither configured nor seen). */
 export function destinationSeenSql(destinationId: string): Statement {
-  return { text: 'SELECT 1 AS seen FROM deliveries WHERE destination_id = $1 LIMIT 1', params: [destinationId] };
+  return { text: 'SELECT 1 AS seen FROM attempts WHERE destination_id = $1 LIMIT 1', params: [destinationId] };
 }
 
 /** Buckets that have rows; the caller fills the empty ones. */

@@ -4,7 +4,7 @@
  * they meet the database.
  */
 import { encodeAttemptCursor, encodeTailCursor } from '../api/cursor.js';
-import { attemptJson, deliveryJson, messageDetailJson, summaryJson, tailMessageJson, timelineJson } from '../api/json.js';
+import { attemptJson, deliveriesOf, deliveryJson, messageDetailJson, summaryJson, tailMessageJson, timelineJson } from '../api/json.js';
 import type { AttemptDbRow, DeliveryDbRow, MessageDbRow, SummaryDbRow, TimelineDbRow } from '../api/json.js';
 import type { AttemptSearch, TailQuery, TimeRange, TimelineQuery } from '../api/params.js';
 import type { SqlClient, SqlExecutor } from '../sql/client.js';
@@ -52,7 +52,7 @@ export class DeliveryLogStore {
       messageId,
       messages: messages.rows.map(messageDetailJson),
       routing: messages.rows.flatMap((row) => row.routing),
-      deliveries: deliveries.rows.map(deliveryJson),
+      deliveries: deliveriesOf(messages.rows, deliveries.rows).map(deliveryJson),
       attempts: attempts.rows.map(attemptJson),
     };
   }

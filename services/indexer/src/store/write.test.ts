@@ -9,7 +9,7 @@ describe('unnestInsert', () => {
       't',
       [
         { name: 'a', type: 'text', value: (row: { a: string; j: object }) => row.a },
-        { name: 'j', type: 'jsonb', value: (row: { a: string; j: object }) => row.j },
+        { name: 'j', type: 'json', value: (row: { a: string; j: object }) => row.j },
       ],
       [
         { a: 'x', j: { k: 1 } },
@@ -17,10 +17,11 @@ describe('unnestInsert', () => {
       ],
       'ON CONFLICT DO NOTHING',
     );
-    expect(statement.text).toBe('INSERT INTO t (a, j) SELECT u.a, u.j::jsonb FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(a, j, ord) ORDER BY u.ord ON CONFLICT DO NOTHING');
+    expect(statement.text).toBe('INSERT INTO t (a, j) SELECT u.a, u.j::json FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(a, j, ord) ORDER BY u.ord ON CONFLICT DO NOTHING');
     expect(statement.params).toEqual([
       ['x', 'y'],
-      ['{"k":1}', '{"k":"\uFFFD"}'],
+      // Kept as JSON.stringify writes it: a json column takes the escaped NUL as it is.
+      ['{"k":1}', '{"k":"\\u0000"}'],
     ]);
   });
 

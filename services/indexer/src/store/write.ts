@@ -7,7 +7,6 @@
  * move forward (`DO UPDATE … WHERE` newer).
  */
 import type { AttemptRow, DeliveryRow, MessageRow } from '../rows.js';
-import { jsonForDatabase } from '../rows.js';
 import type { SqlExecutor } from '../sql/client.js';
 
 export interface Statement {
@@ -18,21 +17,21 @@ export interface Statement {
 interface Column<R> {
   name: string;
   /** The array element type the column travels as. */
-  type: 'text' | 'integer' | 'bigint' | 'jsonb';
+  type: 'text' | 'integer' | 'bigint' | 'json';
   value(row: R): unknown;
 }
 
 /** `INSERT INTO table (…) SELECT … FROM unnest(…) ORDER BY ordinality <conflict>`. Pure. */
 export function unnestInsert<R>(table: string, columns: readonly Column<R>[], rows: readonly R[], conflict: string): Statement {
   const names = columns.map((column) => column.name);
-  // jsonb travels as text (how both drivers pass a JSON document) and is cast per row.
-  const arrays = columns.map((column, index) => `$${index + 1}::${column.type === 'jsonb' ? 'text' : column.type}[]`);
-  const selected = columns.map((column) => (column.type === 'jsonb' ? `u.${column.name}::jsonb` : `u.${column.name}`));
+  // json travels as text (how both drivers pass a JSON document) and is cast per row.
+  const arrays = columns.map((column, index) => `$${index + 1}::${column.type === 'json' ? 'text' : column.type}[]`);
+  const selected = columns.map((column) => (column.type === 'json' ? `u.${column.name}::json` : `u.${column.name}`));
   const text =
     `INSERT INTO ${table} (${names.join(', ')}) ` +
     `SELECT ${selected.join(', ')} FROM unnest(${arrays.join(', ')}) WITH ORDINALITY AS u(${names.join(', ')}, ord) ORDER BY u.ord ` +
     conflict;
-  const params = columns.map((column) => rows.map((row) => (column.type === 'jsonb' ? jsonForDatabase(column.value(row)) : column.value(row))));
+  const params = columns.map((column) => rows.map((row) => (column.type === 'json' ? JSON.stringify(column.value(row)) : column.value(row))));
   return { text, params };
 }
 
@@ -60,7 +59,7 @@ const ATTEMPT_COLUMNS: readonly Column<AttemptRow>[] = [
   { name: 'tier', type: 'text', value: (r) => r.tier },
   { name: 'received_at', type: 'bigint', value: (r) => r.receivedAt },
   { name: 'replays', type: 'integer', value: (r) => r.replays },
-  { name: 'targets', type: 'jsonb', value: (r) => r.targets },
+  { name: 'targets', type: 'json', value: (r) => r.targets },
 ];
 
 const MESSAGE_COLUMNS: readonly Column<MessageRow>[] = [
@@ -72,8 +71,8 @@ const MESSAGE_COLUMNS: readonly Column<MessageRow>[] = [
   { name: 'event', type: 'text', value: (r) => r.event },
   { name: 'received_at', type: 'bigint', value: (r) => r.receivedAt },
   { name: 'event_timestamp', type: 'bigint', value: (r) => r.timestamp },
-  { name: 'message', type: 'jsonb', value: (r) => r.message },
-  { name: 'routing', type: 'jsonb', value: (r) => r.routing },
+  { name: 'message', type: 'json', value: (r) => r.message },
+  { name: 'routing', type: 'json', value: (r) => r.routing },
   { name: 'kafka_partition', type: 'integer', value: (r) => r.partition },
   { name: 'kafka_offset', type: 'bigint', value: (r) => r.offset },
 ];
@@ -102,10 +101,6 @@ const DELIVERY_COLUMNS: readonly Column<DeliveryRow>[] = [
 export const insertAttempts = (rows: readonly AttemptRow[]) => unnestInsert('attempts', ATTEMPT_COLUMNS, rows, 'ON CONFLICT (kafka_partition, kafka_offset) DO NOTHING');
 
 export const insertMessages = (rows: readonly MessageRow[]) => unnestInsert('messages', MESSAGE_COLUMNS, rows, 'ON CONFLICT (source_id, message_id) DO NOTHING');
-
-/** A message's routed destinations, `pending` — unless an attempt got there first. */
-export const insertPendingDeliveries = (rows: readonly DeliveryRow[]) =>
-  unnestInsert('deliveries', DELIVERY_COLUMNS, rows, 'ON CONFLICT (source_id, delivery_id) DO NOTHING');
 
 /**
  * States from attempts replace a stored state only when they come from a later record: a
@@ -141,8 +136,6 @@ export const TAIL_LOCK_KEY = 0x7472696275746173n;
 export interface RowsToWrite {
   attempts: AttemptRow[];
   messages: MessageRow[];
-  /** From messages: their routed destinations. */
-  pending: DeliveryRow[];
   /** From attempts, folded per delivery. */
   states: DeliveryRow[];
 }
@@ -164,7 +157,6 @@ export async function writeRows(tx: SqlExecutor, rows: RowsToWrite): Promise<Wri
     await tx.query('SELECT pg_advisory_xact_lock($1::bigint)', [TAIL_LOCK_KEY.toString()]);
     counts.messages = await run(insertMessages(rows.messages));
   }
-  if (rows.pending.length > 0) counts.deliveries += await run(insertPendingDeliveries(rows.pending));
   if (rows.states.length > 0) counts.deliveries += await run(upsertDeliveryStates(rows.states));
   return counts;
 }
