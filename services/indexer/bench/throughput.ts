@@ -9,6 +9,7 @@
  *   1,000 records (process_cpu_seconds_total).
  *
  *   npx turbo run build --filter=@tributary/indexer && cd services/indexer && npm run bench
+ *   (BENCH_ATTEMPTS=n for a larger backlog, BENCH_CPU_PROF_DIR=dir for CPU profiles of the indexer)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -112,6 +113,8 @@ it('process: catching up on a backlog', async () => {
     const indexer = await startService('indexer', {
       env: { ...stackEnv(namespace), ...(databaseUrl ? { DELIVERY_LOG_DATABASE_URL: databaseUrl } : { DELIVERY_LOG_DATA_DIR: tempDir() }), LOG_LEVEL: 'warn' },
       readyTimeoutMs: 120_000,
+      // BENCH_CPU_PROF_DIR=<dir>: a V8 CPU profile of each indexer run, for finding where its time goes.
+      nodeArgs: process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [],
     });
     const count = async () =>
       (await metricValue(indexer.url, 'tributary_indexer_records_total', { topic: topics.attempts })) + (await metricValue(indexer.url, 'tributary_indexer_records_total', { topic: topics.ingest }));

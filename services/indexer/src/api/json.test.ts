@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { attemptJson, deliveriesOf, deliveryJson, summaryJson, timelineJson, type AttemptDbRow, type DeliveryDbRow, type MessageDbRow } from './json.js';
+import { attemptJson, deliveriesOf, deliveryJson, summaryJson, timelineJson, type AttemptDbRow, type MessageDbRow } from './json.js';
 
 const T = Date.parse('2026-11-25T10:00:00.000Z');
 
@@ -98,21 +98,25 @@ describe('row to JSON', () => {
 });
 
 describe('deliveriesOf', () => {
-  const message = (routing: MessageDbRow['routing']): MessageDbRow => ({ seq: 1, source_id: 'web', message_id: 'm-1', type: 'track', user_id: 'u', anonymous_id: null, event: 'E', received_at: 0, event_timestamp: 0, message: {}, routing });
-  const known: DeliveryDbRow = { source_id: 'web', delivery_id: 'crm/m-1', message_id: 'm-1', destination_id: 'crm', state: 'delivered', attempts: 1, first_attempt_at: 1, last_attempt_at: 1, next_attempt_at: null, last_status: 200, last_error: null, delivered_at: 2, latency_ms: 2 };
+  const message = (routing: MessageDbRow['routing']): MessageDbRow => ({ seq: 1, source_id: 'web', message_id: 'm-1', type: 'track', user_id: 'u', anonymous_id: null, event: 'E', received_at: T, event_timestamp: T, message: {}, routing });
+  const attempt = (offset: number, outcome: string, status: number): AttemptDbRow => ({
+    kafka_partition: 2, kafka_offset: offset, delivery_id: 'crm/m-1', message_id: 'm-1', source_id: 'web', destination_id: 'crm', message_type: 'track', user_id: 'u', anonymous_id: null,
+    kind: 'attempt', attempt: offset - 9, outcome, lane: offset === 10 ? 'first' : 'retry', started_at: T + offset * 1000, duration_ms: 5, status, error: null,
+    defer_reason: null, dead_reason: null, next_attempt_at: null, tier: null, received_at: T, replays: 0, targets: [],
+  });
 
-  it('adds a pending delivery for each routed destination without a state, and none for filtered ones', () => {
+  it("folds each delivery's state from its attempts and derives pending ones from the routing", () => {
     const routing = [
       { sourceId: 'web', destinationId: 'crm', decision: 'routed' as const, reason: null },
       { sourceId: 'web', destinationId: 'bi', decision: 'routed' as const, reason: null },
       { sourceId: 'web', destinationId: 'old', decision: 'filtered' as const, reason: 'destination_disabled' },
     ];
-    const deliveries = deliveriesOf([message(routing)], [known]);
-    expect(deliveries.map((row) => [row.delivery_id, row.state, row.attempts])).toEqual([
-      ['bi/m-1', 'pending', 0],
-      ['crm/m-1', 'delivered', 1],
+    const deliveries = deliveriesOf([message(routing)], [attempt(10, 'retry', 503), attempt(11, 'delivered', 200)]);
+    expect(deliveries.map((row) => [row.delivery_id, row.state, row.attempts, row.last_status, row.latency_ms])).toEqual([
+      ['bi/m-1', 'pending', 0, null, null],
+      ['crm/m-1', 'delivered', 2, 200, 11_005],
     ]);
-    // An attempt indexed before its message: the known state alone.
-    expect(deliveriesOf([], [known])).toEqual([known]);
+    // An attempt indexed before its message: its state alone.
+    expect(deliveriesOf([], [attempt(10, 'retry', 503)]).map((row) => row.state)).toEqual(['retrying']);
   });
 });

@@ -3,7 +3,7 @@
  * strings with milliseconds, an attempt's id as `<partition>-<offset>`. Pure.
  */
 import { deliveryKey } from '@tributary/schemas';
-import type { RoutingEntry, TargetJson } from '../rows.js';
+import { foldDeliveryStates, type AttemptRow, type DeliveryRow, type RoutingEntry, type TargetJson } from '../rows.js';
 
 export interface AttemptDbRow {
   kafka_partition: number;
@@ -147,12 +147,14 @@ export function tailMessageJson(row: MessageDbRow) {
 }
 
 /**
- * The deliveries of a message: those the log holds a state for, and — `pending` — the ones its
- * routing sent somewhere that no attempt has been seen for yet. Pending ones are derived here
- * rather than written per message, a row per event saved on the indexer's hot path.
+ * The deliveries of a message, from its attempts (folded as the indexer folds them on the way
+ * in) and — `pending` — the destinations its routing sent it to that no attempt has been seen
+ * for yet. Derived here rather than written per message: the deliveries table holds only what
+ * did not succeed at its first attempt, and a row per event is saved on the hot path.
  */
-export function deliveriesOf(messages: readonly MessageDbRow[], known: readonly DeliveryDbRow[]): DeliveryDbRow[] {
-  const seen = new Set(known.map((row) => `${row.source_id}\u0000${row.delivery_id}`));
+export function deliveriesOf(messages: readonly MessageDbRow[], attempts: readonly AttemptDbRow[]): DeliveryDbRow[] {
+  const folded = foldDeliveryStates(attempts.map(attemptRowOf)).map(deliveryDbRowOf);
+  const seen = new Set(folded.map((row) => `${row.source_id}\u0000${row.delivery_id}`));
   const pending: DeliveryDbRow[] = [];
   for (const message of messages) {
     for (const entry of message.routing) {
@@ -177,7 +179,54 @@ export function deliveriesOf(messages: readonly MessageDbRow[], known: readonly 
     }
   }
   const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-  return [...known, ...pending].sort((a, b) => compare(a.source_id, b.source_id) || compare(a.destination_id, b.destination_id));
+  return [...folded, ...pending].sort((a, b) => compare(a.source_id, b.source_id) || compare(a.destination_id, b.destination_id));
+}
+
+function attemptRowOf(row: AttemptDbRow): AttemptRow {
+  return {
+    partition: row.kafka_partition,
+    offset: row.kafka_offset,
+    deliveryId: row.delivery_id,
+    messageId: row.message_id,
+    sourceId: row.source_id,
+    destinationId: row.destination_id,
+    messageType: row.message_type,
+    userId: row.user_id,
+    anonymousId: row.anonymous_id,
+    kind: row.kind,
+    attempt: row.attempt,
+    outcome: row.outcome,
+    lane: row.lane,
+    startedAt: row.started_at,
+    durationMs: row.duration_ms,
+    status: row.status,
+    error: row.error,
+    deferReason: row.defer_reason,
+    deadReason: row.dead_reason,
+    nextAttemptAt: row.next_attempt_at,
+    tier: row.tier,
+    receivedAt: row.received_at,
+    replays: row.replays,
+    targets: row.targets,
+  };
+}
+
+function deliveryDbRowOf(row: DeliveryRow): DeliveryDbRow {
+  return {
+    source_id: row.sourceId,
+    delivery_id: row.deliveryId,
+    message_id: row.messageId,
+    destination_id: row.destinationId,
+    state: row.state,
+    attempts: row.attempts,
+    first_attempt_at: row.firstAttemptAt,
+    last_attempt_at: row.lastAttemptAt,
+    next_attempt_at: row.nextAttemptAt,
+    last_status: row.lastStatus,
+    last_error: row.lastError,
+    delivered_at: row.deliveredAt,
+    latency_ms: row.latencyMs,
+  };
 }
 
 export function deliveryJson(row: DeliveryDbRow) {

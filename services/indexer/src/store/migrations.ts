@@ -117,17 +117,26 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'fewer writes per event',
     statements: [
       // At the benchmark's maximum every index entry and every jsonb document was paid for
-      // several thousand times a second, most of it in PGlite's WebAssembly. Documents are
-      // only stored and returned, never queried inside: json keeps the text as given (and,
-      // unlike jsonb, takes what JSON can say but PostgreSQL text cannot, such as \u0000).
+      // several thousand times a second, most of it in PGlite's WebAssembly.
+      //
+      // Documents are only stored and returned, never queried inside: json keeps the text as
+      // given (and, unlike jsonb, takes what JSON can say but PostgreSQL text cannot, such as
+      // \u0000), so they are no longer converted or rewritten on the way in.
       `ALTER TABLE messages ALTER COLUMN message TYPE json USING message::json, ALTER COLUMN routing TYPE json USING routing::json`,
       `ALTER TABLE attempts ALTER COLUMN targets TYPE json USING targets::json`,
-      // The tail filters by source while walking seq; "seen" asks the attempts.
+      // Messages are found by id through the primary key (id first; the conflict target is the
+      // same two columns); the tail filters by source while walking seq.
+      `ALTER TABLE messages DROP CONSTRAINT messages_pkey`,
+      `ALTER TABLE messages ADD PRIMARY KEY (message_id, source_id)`,
+      `DROP INDEX IF EXISTS messages_by_message`,
       `DROP INDEX IF EXISTS messages_by_source`,
+      // deliveries now holds only the deliveries that did not succeed at their first attempt
+      // (what "retries pending" counts); a message's delivery states are folded from its
+      // attempts when it is shown, and a routed delivery with no attempt yet is derived from
+      // its routing as pending.
       `DROP INDEX IF EXISTS deliveries_by_destination`,
-      // Routed deliveries without an attempt yet are no longer written as 'pending' rows: the
-      // read side derives them from the message's routing (a row per event saved).
-      `DELETE FROM deliveries WHERE state = 'pending'`,
+      `DROP INDEX IF EXISTS deliveries_by_message`,
+      `DELETE FROM deliveries WHERE state = 'pending' OR (state = 'delivered' AND attempts <= 1)`,
     ],
   },
 ];

@@ -14,9 +14,6 @@ const ATTEMPT_FIELDS = `kafka_partition, kafka_offset, delivery_id, message_id, 
 
 const MESSAGE_FIELDS = 'seq, source_id, message_id, type, user_id, anonymous_id, event, received_at, event_timestamp, message, routing';
 
-const DELIVERY_FIELDS = `source_id, delivery_id, message_id, destination_id, state, attempts, first_attempt_at, last_attempt_at, next_attempt_at,
-  last_status, last_error, delivered_at, latency_ms`;
-
 class Params {
   readonly values: unknown[] = [];
   add(value: unknown, cast = ''): string {
@@ -50,10 +47,6 @@ export function attemptSearchSql(search: AttemptSearch): Statement {
 
 export function messageRowsSql(messageId: string): Statement {
   return { text: `SELECT ${MESSAGE_FIELDS} FROM messages WHERE message_id = $1 ORDER BY received_at, source_id LIMIT ${MESSAGE_DETAIL_LIMIT}`, params: [messageId] };
-}
-
-export function messageDeliveriesSql(messageId: string): Statement {
-  return { text: `SELECT ${DELIVERY_FIELDS} FROM deliveries WHERE message_id = $1 ORDER BY source_id, destination_id LIMIT ${MESSAGE_DETAIL_LIMIT}`, params: [messageId] };
 }
 
 /** Oldest first. */
@@ -135,7 +128,7 @@ export function timelineSql(query: TimelineQuery, destinationId: string): Statem
 /** What retention deletes, oldest first within a bounded batch, by primary key. */
 const RETENTION: Record<'attempts' | 'messages' | 'deliveries', { key: string; time: string }> = {
   attempts: { key: 'kafka_partition, kafka_offset', time: 'started_at' },
-  messages: { key: 'source_id, message_id', time: 'received_at' },
+  messages: { key: 'seq', time: 'received_at' },
   deliveries: { key: 'source_id, delivery_id', time: 'updated_at' },
 };
 

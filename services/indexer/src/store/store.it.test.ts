@@ -102,10 +102,16 @@ describe.each(databases)('the delivery log on %s', (_name, open) => {
     const failed = testAttempt({ messageId: 'm-1', destinationId: 'crm', startedAt: NOW - 50_000, receivedAt: NOW - 60_000, outcome: 'retry', status: 503, error: 'HTTP 503', nextAttemptAt: NOW - 40_000, tier: '10s' });
     const delivered = testAttempt({ messageId: 'm-1', destinationId: 'crm', startedAt: NOW - 40_000, receivedAt: NOW - 60_000, attempt: 2, lane: 'retry', durationMs: 20 });
     const batch = attemptBatch(1, 100, [failed, delivered]);
-    expect(await store.write(batch)).toEqual({ attempts: 2, messages: 0, deliveries: 1 });
+    // Delivered at its second attempt, in the same batch as the first: no delivery row is held.
+    expect(await store.write(batch)).toEqual({ attempts: 2, messages: 0, deliveries: 0 });
     expect(await store.write(batch)).toEqual({ attempts: 0, messages: 0, deliveries: 0 });
-    // The failed attempt again, alone (a redelivered batch): the state does not go back.
+    // Indexed again from an earlier offset, a batch at a time (a crash before the offsets were
+    // committed): the records come again in order, and the delivery ends where it was.
+    expect(await store.write(attemptBatch(1, 100, [failed]))).toEqual({ attempts: 0, messages: 0, deliveries: 1 });
+    expect(await store.write(attemptBatch(1, 101, [delivered]))).toEqual({ attempts: 0, messages: 0, deliveries: 1 });
+    // The failed attempt once more, alone: a held state does not go back.
     expect(await store.write(attemptBatch(1, 100, [failed]))).toEqual({ attempts: 0, messages: 0, deliveries: 0 });
+    expect((await store.summary('crm', { since: NOW - 3_600_000, until: NOW })).retriesPending).toBe(0);
 
     const answer = await store.message('m-1');
     expect(answer).toMatchObject({
@@ -254,7 +260,7 @@ describe.each(databases)('the delivery log on %s', (_name, open) => {
 
   it('deletes what is past retention in bounded batches, and nothing newer', async () => {
     const old = NOW - 10 * 86_400_000;
-    await store.write(attemptBatch(5, 0, Array.from({ length: 25 }, (_, i) => testAttempt({ messageId: `old-${i}`, destinationId: 'crm', startedAt: old + i, receivedAt: old }))));
+    await store.write(attemptBatch(5, 0, Array.from({ length: 25 }, (_, i) => testAttempt({ messageId: `old-${i}`, destinationId: 'crm', startedAt: old + i, receivedAt: old, outcome: 'retry', status: 503 }))));
     await store.write(messageBatch(5, 0, Array.from({ length: 5 }, (_, i) => testMessage({ messageId: `old-${i}`, receivedAt: old }))));
     const cutoff = NOW - 7 * 86_400_000;
     expect(await store.deleteExpired(cutoff, 10)).toEqual({ attempts: 10, messages: 5, deliveries: 10 });

@@ -5,7 +5,7 @@
  */
 import { encodeAttemptCursor, encodeTailCursor } from '../api/cursor.js';
 import { attemptJson, deliveriesOf, deliveryJson, messageDetailJson, summaryJson, tailMessageJson, timelineJson } from '../api/json.js';
-import type { AttemptDbRow, DeliveryDbRow, MessageDbRow, SummaryDbRow, TimelineDbRow } from '../api/json.js';
+import type { AttemptDbRow, MessageDbRow, SummaryDbRow, TimelineDbRow } from '../api/json.js';
 import type { AttemptSearch, TailQuery, TimeRange, TimelineQuery } from '../api/params.js';
 import type { SqlClient, SqlExecutor } from '../sql/client.js';
 import { migrate } from './migrations.js';
@@ -13,7 +13,6 @@ import {
   attemptSearchSql,
   destinationSeenSql,
   messageAttemptsSql,
-  messageDeliveriesSql,
   messageRowsSql,
   NEWEST_SEQ_SQL,
   RETAINED_TABLES,
@@ -42,17 +41,13 @@ export class DeliveryLogStore {
 
   /** "What happened to message X"; undefined when the log knows nothing of it. */
   async message(messageId: string) {
-    const [messages, deliveries, attempts] = [
-      await run<MessageDbRow>(this.db, messageRowsSql(messageId)),
-      await run<DeliveryDbRow>(this.db, messageDeliveriesSql(messageId)),
-      await run<AttemptDbRow>(this.db, messageAttemptsSql(messageId)),
-    ];
-    if (messages.rows.length === 0 && deliveries.rows.length === 0 && attempts.rows.length === 0) return undefined;
+    const [messages, attempts] = [await run<MessageDbRow>(this.db, messageRowsSql(messageId)), await run<AttemptDbRow>(this.db, messageAttemptsSql(messageId))];
+    if (messages.rows.length === 0 && attempts.rows.length === 0) return undefined;
     return {
       messageId,
       messages: messages.rows.map(messageDetailJson),
       routing: messages.rows.flatMap((row) => row.routing),
-      deliveries: deliveriesOf(messages.rows, deliveries.rows).map(deliveryJson),
+      deliveries: deliveriesOf(messages.rows, attempts.rows).map(deliveryJson),
       attempts: attempts.rows.map(attemptJson),
     };
   }

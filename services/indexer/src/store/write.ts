@@ -4,7 +4,8 @@
  * and a fixed number of parameters however many rows, which neither hits PostgreSQL's
  * 65,535-parameter limit nor needs a new plan per batch size. Conflicts make a write
  * idempotent: attempts and messages are inserted once (`DO NOTHING`), delivery states only
- * move forward (`DO UPDATE … WHERE` newer).
+ * move forward (`DO UPDATE … WHERE` newer), and a delivered state only updates a delivery
+ * already held — the deliveries table holds those that did not succeed at once.
  */
 import type { AttemptRow, DeliveryRow, MessageRow } from '../rows.js';
 import type { SqlExecutor } from '../sql/client.js';
@@ -102,6 +103,17 @@ export const insertAttempts = (rows: readonly AttemptRow[]) => unnestInsert('att
 
 export const insertMessages = (rows: readonly MessageRow[]) => unnestInsert('messages', MESSAGE_COLUMNS, rows, 'ON CONFLICT (source_id, message_id) DO NOTHING');
 
+/** `UPDATE table … FROM unnest(…)`: the rows' values where the key matches and `condition` holds; nothing is inserted. Pure. */
+export function unnestUpdate<R>(table: string, columns: readonly Column<R>[], rows: readonly R[], key: readonly string[], assignments: string, condition: string): Statement {
+  const names = columns.map((column) => column.name);
+  const arrays = columns.map((column, index) => `$${index + 1}::${column.type === 'json' ? 'text' : column.type}[]`);
+  const text =
+    `UPDATE ${table} SET ${assignments} FROM unnest(${arrays.join(', ')}) AS u(${names.join(', ')}) ` +
+    `WHERE ${key.map((name) => `${table}.${name} = u.${name}`).join(' AND ')} AND (${condition})`;
+  const params = columns.map((column) => rows.map((row) => (column.type === 'json' ? JSON.stringify(column.value(row)) : column.value(row))));
+  return { text, params };
+}
+
 /**
  * States from attempts replace a stored state only when they come from a later record: a
  * later offset of the same partition (where a delivery's records sit, in order), or — should
@@ -130,13 +142,41 @@ export const upsertDeliveryStates = (rows: readonly DeliveryRow[]) =>
       OR (deliveries.last_partition <> EXCLUDED.last_partition AND EXCLUDED.updated_at > deliveries.updated_at)`,
   );
 
+/**
+ * A delivered state only updates a delivery already held (one that failed before): a
+ * delivery that succeeds at its first attempt — nearly all of them — writes no delivery row
+ * at all, which saved a third of the indexer's writes. Same forward-only rule as above.
+ */
+export const updateDeliveredStates = (rows: readonly DeliveryRow[]) =>
+  unnestUpdate(
+    'deliveries',
+    DELIVERY_COLUMNS,
+    rows,
+    ['source_id', 'delivery_id'],
+    `state = u.state,
+      attempts = u.attempts,
+      first_attempt_at = LEAST(deliveries.first_attempt_at, u.first_attempt_at),
+      last_attempt_at = GREATEST(deliveries.last_attempt_at, u.last_attempt_at),
+      next_attempt_at = u.next_attempt_at,
+      last_status = u.last_status,
+      last_error = u.last_error,
+      delivered_at = COALESCE(u.delivered_at, deliveries.delivered_at),
+      latency_ms = COALESCE(u.latency_ms, deliveries.latency_ms),
+      updated_at = u.updated_at,
+      last_partition = u.last_partition,
+      last_offset = u.last_offset`,
+    `deliveries.last_offset IS NULL
+      OR (deliveries.last_partition = u.last_partition AND u.last_offset > deliveries.last_offset)
+      OR (deliveries.last_partition <> u.last_partition AND u.updated_at > deliveries.updated_at)`,
+  );
+
 /** Transaction-scoped: writers that insert messages take turns, so the tail's `seq` commits in order. */
 export const TAIL_LOCK_KEY = 0x7472696275746173n;
 
 export interface RowsToWrite {
   attempts: AttemptRow[];
   messages: MessageRow[];
-  /** From attempts, folded per delivery. */
+  /** From attempts, folded per delivery: the ones not delivered are held, a delivered one updates what is held. */
   states: DeliveryRow[];
 }
 
@@ -157,6 +197,9 @@ export async function writeRows(tx: SqlExecutor, rows: RowsToWrite): Promise<Wri
     await tx.query('SELECT pg_advisory_xact_lock($1::bigint)', [TAIL_LOCK_KEY.toString()]);
     counts.messages = await run(insertMessages(rows.messages));
   }
-  if (rows.states.length > 0) counts.deliveries += await run(upsertDeliveryStates(rows.states));
+  const open = rows.states.filter((state) => state.state !== 'delivered');
+  const delivered = rows.states.filter((state) => state.state === 'delivered');
+  if (open.length > 0) counts.deliveries += await run(upsertDeliveryStates(open));
+  if (delivered.length > 0) counts.deliveries += await run(updateDeliveredStates(delivered));
   return counts;
 }
