@@ -57,7 +57,7 @@ describe('the other queries', () => {
 
   it('delete retention in bounded batches by primary key', () => {
     expect(retentionDeleteSql('attempts', 99, 10)).toEqual({
-      text: 'DELETE FROM attempts WHERE (kafka_partition, kafka_offset) IN (SELECT kafka_partition, kafka_offset FROM attempts WHERE started_at < $1::bigint LIMIT $2::integer)',
+      text: 'DELETE FROM attempts WHERE (message_id, kafka_partition, kafka_offset) IN (SELECT message_id, kafka_partition, kafka_offset FROM attempts WHERE started_at < $1::bigint LIMIT $2::integer)',
       params: [99, 10],
     });
   });

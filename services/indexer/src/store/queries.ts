@@ -127,7 +127,7 @@ export function timelineSql(query: TimelineQuery, destinationId: string): Statem
 
 /** What retention deletes, oldest first within a bounded batch, by primary key. */
 const RETENTION: Record<'attempts' | 'messages' | 'deliveries', { key: string; time: string }> = {
-  attempts: { key: 'kafka_partition, kafka_offset', time: 'started_at' },
+  attempts: { key: 'message_id, kafka_partition, kafka_offset', time: 'started_at' },
   messages: { key: 'seq', time: 'received_at' },
   deliveries: { key: 'source_id, delivery_id', time: 'updated_at' },
 };

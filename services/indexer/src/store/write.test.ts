@@ -29,7 +29,7 @@ describe('unnestInsert', () => {
     const rows = [attemptRow(testAttempt({ messageId: 'm', destinationId: 'd' }), 0, 1)];
     const attempts = insertAttempts(rows);
     expect(attempts.params).toHaveLength(24);
-    expect(attempts.text).toMatch(/ON CONFLICT \(kafka_partition, kafka_offset\) DO NOTHING$/);
+    expect(attempts.text).toMatch(/ON CONFLICT \(message_id, kafka_partition, kafka_offset\) DO NOTHING$/);
     const states = upsertDeliveryStates(foldDeliveryStates(rows));
     expect(states.text).toMatch(/DO UPDATE SET/);
     expect(states.text).toMatch(/EXCLUDED\.last_offset > deliveries\.last_offset/);

@@ -99,7 +99,7 @@ const DELIVERY_COLUMNS: readonly Column<DeliveryRow>[] = [
   { name: 'last_offset', type: 'bigint', value: (r) => r.lastOffset },
 ];
 
-export const insertAttempts = (rows: readonly AttemptRow[]) => unnestInsert('attempts', ATTEMPT_COLUMNS, rows, 'ON CONFLICT (kafka_partition, kafka_offset) DO NOTHING');
+export const insertAttempts = (rows: readonly AttemptRow[]) => unnestInsert('attempts', ATTEMPT_COLUMNS, rows, 'ON CONFLICT (message_id, kafka_partition, kafka_offset) DO NOTHING');
 
 export const insertMessages = (rows: readonly MessageRow[]) => unnestInsert('messages', MESSAGE_COLUMNS, rows, 'ON CONFLICT (source_id, message_id) DO NOTHING');
 
