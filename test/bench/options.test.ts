@@ -16,6 +16,12 @@ describe('parseOptions', () => {
     });
   });
 
+  it('starts every service, the indexer included, unless told to run the delivery path alone', () => {
+    expect(parseOptions([]).services).toEqual(['ingest', 'router', 'dispatcher', 'retry-scheduler', 'indexer']);
+    expect(parseOptions(['--without-indexer']).services).toEqual(['ingest', 'router', 'dispatcher', 'retry-scheduler']);
+    expect(() => parseOptions(['--without-indexer', '--profile=indexer'])).toThrow(/does not start/);
+  });
+
   it('takes a service to profile and refuses anything else', () => {
     expect(parseOptions(['--profile=dispatcher']).profile).toBe('dispatcher');
     expect(() => parseOptions(['--profile=kafka'])).toThrow(/--profile must name a service/);

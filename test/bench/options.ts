@@ -26,11 +26,17 @@ export interface BenchOptions {
   /** Appended to the result files' names (e.g. "before"). */
   label: string | undefined;
   keepTopics: boolean;
+  /**
+   * The services the run starts: all of them by default — the pipeline as deployed, the
+   * delivery log's indexer included, whose lag then counts in the ramp's judgement — or the
+   * delivery path alone (`--without-indexer`), as runs before the delivery log measured it.
+   */
+  services: readonly BenchService[];
 }
 
 export const USAGE = `usage: npm run bench -- [--profile=<${SERVICES.join('|')}>] [--log-level=warn] [--label=<name>]
   [--start-rate=2000] [--step-seconds=10] [--hold-seconds=60] [--steady-rate=1000] [--steady-seconds=60]
-  [--limit-seconds=12] [--partitions=<broker default>] [--keep-topics]
+  [--limit-seconds=12] [--partitions=<broker default>] [--keep-topics] [--without-indexer]
    or: npm run bench -- --scenario=noisy-neighbour [--burst-events=100000] [--burst-rate=2500]
   [--trickle-rate=20] [--baseline-seconds=30] [--tail-seconds=10] [--ladder=5s,10s,20s] [--window=60s]
   [--log-level=warn] [--label=<name>] [--partitions=<broker default>] [--keep-topics]
@@ -113,12 +119,15 @@ export function parseOptions(argv: string[]): BenchOptions {
       'limit-seconds': { type: 'string' },
       partitions: { type: 'string' },
       'keep-topics': { type: 'boolean' },
+      'without-indexer': { type: 'boolean' },
     },
   });
   const profile = values.profile;
+  const services = values['without-indexer'] ? DELIVERY_PATH : SERVICES;
   if (profile !== undefined && !(SERVICES as readonly string[]).includes(profile)) {
     throw new Error(`--profile must name a service (${SERVICES.join(', ')}), got "${profile}"\n${USAGE}`);
   }
+  if (profile !== undefined && !(services as readonly string[]).includes(profile)) throw new Error(`--profile=${profile} names a service this run does not start\n${USAGE}`);
   const logLevel = values['log-level'] ?? 'warn';
   if (!['fatal', 'error', 'warn', 'info', 'debug'].includes(logLevel)) throw new Error(`--log-level must be fatal, error, warn, info or debug\n${USAGE}`);
   if (values.label !== undefined && !/^[a-z0-9-]+$/.test(values.label)) throw new Error(`--label takes lower-case letters, digits and "-"\n${USAGE}`);
@@ -136,5 +145,6 @@ export function parseOptions(argv: string[]): BenchOptions {
     partitions: values.partitions === undefined ? undefined : Math.round(positive('partitions', values.partitions, 1)),
     label: values.label,
     keepTopics: values['keep-topics'] ?? false,
+    services,
   };
 }

@@ -169,15 +169,18 @@ async function groupLag(admin: Admin, groupId: string, topic: string): Promise<n
   return lag;
 }
 
-async function kafkaLag(admin: Admin, topics: TopicNames): Promise<KafkaLag> {
+async function kafkaLag(admin: Admin, topics: TopicNames, withIndexer: boolean): Promise<KafkaLag> {
   const [router, dispatcher, indexerIngest, indexerAttempts] = await Promise.all([
     groupLag(admin, `${topics.namespace}-router`, topics.ingest),
     groupLag(admin, `${topics.namespace}-dispatcher`, topics.deliveries),
-    groupLag(admin, `${topics.namespace}-indexer`, topics.ingest),
-    groupLag(admin, `${topics.namespace}-indexer`, topics.attempts),
+    withIndexer ? groupLag(admin, `${topics.namespace}-indexer`, topics.ingest) : 0,
+    withIndexer ? groupLag(admin, `${topics.namespace}-indexer`, topics.attempts) : 0,
   ]);
   return { router, dispatcher, indexer: indexerIngest + indexerAttempts };
 }
+
+/** What the ramp counts as the pipeline's Kafka lag: every consumer the run started, the indexer's included. */
+const laggedRecords = (lag: KafkaLag) => lag.router + lag.dispatcher + lag.indexer;
 
 // ---------------------------------------------------------------------------------------
 // Machine
@@ -248,18 +251,19 @@ async function main(options: BenchOptions): Promise<void> {
     processes.add(RECEIVER, receiver.process.pid);
 
     const serviceEnv = benchServiceEnv(stack, namespace, options);
-    say(`starting ${SERVICES.join(', ')} in namespace ${namespace} (LOG_LEVEL=${options.logLevel}${options.profile ? `, ${options.profile} under --cpu-prof` : ''})`);
+    const withIndexer = options.services.includes('indexer');
+    say(`starting ${options.services.join(', ')} in namespace ${namespace} (LOG_LEVEL=${options.logLevel}${options.profile ? `, ${options.profile} under --cpu-prof` : ''})`);
     await mkdir(PROFILE_DIR, { recursive: true });
     // All settle before a failure is thrown, so that the ones that did start are stopped.
     const started = await Promise.allSettled(
-      SERVICES.map(async (name) => {
+      options.services.map(async (name) => {
         const nodeArgs = options.profile === name ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
         services.set(name, await startService(name, { env: serviceEnv, nodeArgs, readyTimeoutMs: 90_000 }));
       }),
     );
     const failed = started.find((outcome) => outcome.status === 'rejected');
     if (failed) throw failed.reason;
-    for (const name of SERVICES) processes.add(name, services.get(name)!.process.pid);
+    for (const name of options.services) processes.add(name, services.get(name)!.process.pid);
     const ingest = services.get('ingest')!;
 
     const adminCall = adminCaller(ingest.url);
@@ -320,10 +324,10 @@ async function main(options: BenchOptions): Promise<void> {
         await sleep(Math.min(PROGRESS_EVERY_MS, end - Date.now()));
         const now = await flushed();
         const span = (now.at - last.at) / 1000 || 1;
-        const lag = await kafkaLag(admin, topics);
+        const lag = await kafkaLag(admin, topics, withIndexer);
         say(
           `${label} @ ${int(rate)}/s: accepted ${int((now.accepted - last.accepted) / span)}/s, delivered ${int((now.delivered - last.delivered) / span)}/s, ` +
-            `backlog ${int(collector.backlog())}, lag router ${int(lag.router)} dispatcher ${int(lag.dispatcher)}, p99 ${ms(collector.progressLatency.percentile(99))} ms`,
+            `backlog ${int(collector.backlog())}, lag router ${int(lag.router)} dispatcher ${int(lag.dispatcher)} indexer ${int(lag.indexer)}, p99 ${ms(collector.progressLatency.percentile(99))} ms`,
         );
         last = now;
       }
@@ -363,10 +367,10 @@ async function main(options: BenchOptions): Promise<void> {
       await sleep((options.stepSeconds - options.measuredSeconds) * 1000);
       const start = await flushed();
       collector.windowLatency = new LatencyHistogram();
-      const lagStart = await kafkaLag(admin, topics);
+      const lagStart = await kafkaLag(admin, topics, withIndexer);
       await sleep(options.measuredSeconds * 1000);
       const end = await flushed();
-      const lagEnd = await kafkaLag(admin, topics);
+      const lagEnd = await kafkaLag(admin, topics, withIndexer);
       const stepLatency = collector.windowLatency;
       const verdict = judgeStep(
         {
@@ -379,15 +383,15 @@ async function main(options: BenchOptions): Promise<void> {
           delivered: end.delivered - start.delivered,
           backlogStart: start.accepted - start.delivered,
           backlogEnd: end.accepted - end.delivered,
-          kafkaLagStart: lagStart.router + lagStart.dispatcher,
-          kafkaLagEnd: lagEnd.router + lagEnd.dispatcher,
+          kafkaLagStart: laggedRecords(lagStart),
+          kafkaLagEnd: laggedRecords(lagEnd),
           latencyP99Ms: stepLatency.count > 0 ? stepLatency.percentile(99) : undefined,
         },
         options.ramp.tolerance,
         options.ramp.maxP99Ms,
       );
       verdicts.push(verdict);
-      rampSteps.push({ ...verdict, kafkaLagEnd: lagEnd.router + lagEnd.dispatcher, backlogEnd: end.accepted - end.delivered });
+      rampSteps.push({ ...verdict, kafkaLagEnd: laggedRecords(lagEnd), backlogEnd: end.accepted - end.delivered });
       say(
         `ramp ${int(rate)}/s: accepted ${int(verdict.acceptedRate)}/s, delivered ${int(verdict.deliveredRate)}/s, backlog +${int(verdict.backlogGrowth)}, ` +
           `Kafka lag +${int(verdict.kafkaLagGrowth)} → ${verdict.sustained ? 'sustained' : `not sustained (${verdict.reasons.join('; ')})`}`,
@@ -421,7 +425,7 @@ async function main(options: BenchOptions): Promise<void> {
       const transactionsEnd = await readTransactions();
       const backlogAtEnd = end.accepted - end.delivered;
       const drained = await drain(DRAIN_TIMEOUT_MS);
-      const lag = await kafkaLag(admin, topics);
+      const lag = await kafkaLag(admin, topics, withIndexer);
       const actualSeconds = (end.at - start.at) / 1000;
       const delivered = end.delivered - start.delivered;
       return {
@@ -457,7 +461,7 @@ async function main(options: BenchOptions): Promise<void> {
 
     const finalDrain = await drain(FINAL_DRAIN_TIMEOUT_MS);
     if (!finalDrain.drained) notes.push(`the pipeline had not drained ${FINAL_DRAIN_TIMEOUT_MS / 1000} s after the last phase`);
-    const finalLag = await kafkaLag(admin, topics);
+    const finalLag = await kafkaLag(admin, topics, withIndexer);
     const runEndCpu = processes.snapshot();
     const runSeconds = (Date.now() - runStartAt) / 1000;
     generator.process.send({ kind: 'final' } satisfies GeneratorCommand);
