@@ -27,3 +27,4 @@ export * from './routing/index.js';
 export * from './consumer-lag.js';
 export * from './admin/index.js';
 export * from './group-commit.js';
+export * from './kafkajs-fixes.js';
