@@ -50,7 +50,7 @@ import type {
   ReceiverFinal,
   ReceiverReport,
 } from './protocol.js';
-import { judgeStep, nextRampAction, type StepVerdict } from './ramp.js';
+import { judgeStep, nextRampAction, roundRate, type StepVerdict } from './ramp.js';
 import { int, ms, renderMarkdown } from './report.js';
 import type { BenchResult, KafkaLag, Limits, PhaseResult, ProcessUsage, RampStep } from './result.js';
 
@@ -58,6 +58,8 @@ const RESULTS_DIR = join(REPO_ROOT, 'test', 'bench', 'results');
 const PROFILE_DIR = join(RESULTS_DIR, 'profiles');
 const WARMUP = { rate: 1000, seconds: 5 };
 const DRAIN_TIMEOUT_MS = 30_000;
+/** Holds tried again lower when the one at the ramp's rate is not sustained. */
+const MAX_HOLD_RETRIES = 2;
 const FINAL_DRAIN_TIMEOUT_MS = 60_000;
 const PROGRESS_EVERY_MS = 5000;
 const IDLE_SECONDS = 10;
@@ -454,8 +456,47 @@ async function main(options: BenchOptions): Promise<void> {
       };
     };
 
-    say(`phase (a): ${int(sustainableRate)}/s for ${options.holdSeconds} s`);
-    const max = await phase('max', `(a) max sustained, ${int(sustainableRate)}/s`, 'a', sustainableRate, options.holdSeconds);
+    const holdPhase = async (rate: number, tag: string) => {
+      say(`phase (a): ${int(rate)}/s for ${options.holdSeconds} s`);
+      collector.windowLatency = new LatencyHistogram();
+      const held = await phase('max', `(a) max sustained, ${int(rate)}/s`, tag, rate, options.holdSeconds);
+      const arrivals = collector.windowLatency;
+      const p = held.partial;
+      const verdict = judgeStep(
+        {
+          targetRate: rate,
+          seconds: p.seconds,
+          sent: p.sentEvents,
+          sentLate: p.lateEvents,
+          accepted: p.acceptedEvents,
+          refused: 0,
+          delivered: p.deliveredEvents,
+          backlogStart: 0,
+          backlogEnd: p.backlogAtEnd,
+          kafkaLagStart: 0,
+          kafkaLagEnd: 0,
+          latencyP99Ms: arrivals.count > 0 ? arrivals.percentile(99) : undefined,
+        },
+        options.ramp.tolerance,
+        options.ramp.maxP99Ms,
+      );
+      return { ...held, verdict };
+    };
+
+    // A 6 s ramp step can pass at a rate a 60 s hold cannot (the edge is probabilistic on a
+    // shared machine): a hold judged not sustained — by the ramp's own rules over the whole
+    // hold — is drained and tried again 10 % lower, at most MAX_HOLD_RETRIES times, so the
+    // figure reported is a rate that held.
+    let holdRate = sustainableRate;
+    let holdTag = 'a';
+    let max = await holdPhase(holdRate, holdTag);
+    for (let retry = 1; !max.verdict.sustained && retry <= MAX_HOLD_RETRIES; retry++) {
+      notes.push(`the hold at ${int(holdRate)}/s was not sustained (${max.verdict.reasons.join('; ')}); held again at ${int(roundRate(holdRate * 0.9))}/s`);
+      holdRate = roundRate(holdRate * 0.9);
+      holdTag = `a-retry-${retry}`;
+      await drain(DRAIN_TIMEOUT_MS);
+      max = await holdPhase(holdRate, holdTag);
+    }
     say(`phase (b): ${int(options.steadyRate)}/s for ${options.steadySeconds} s`);
     const steady = await phase('steady', `(b) ${int(options.steadyRate)}/s`, 'b', options.steadyRate, options.steadySeconds);
 
@@ -480,7 +521,7 @@ async function main(options: BenchOptions): Promise<void> {
       latency: summaryOf(received.phases[tag]),
       requestLatency: summaryOf(generated.phases[tag]?.requestLatency),
     });
-    const maxResult = phaseResult(max.partial, 'a');
+    const maxResult = phaseResult(max.partial, holdTag);
     const steadyResult = phaseResult(steady.partial, 'b');
     for (const step of rampSteps) step.latency = summaryOf(received.phases[`ramp-${step.targetRate}`]);
 
@@ -527,7 +568,7 @@ async function main(options: BenchOptions): Promise<void> {
         serviceEnv: { ...serviceEnv, ADMIN_TOKEN: '(set)' },
       },
       limits: limits.limits,
-      ramp: { steps: rampSteps, sustainableRate, why: action.why },
+      ramp: { steps: rampSteps, sustainableRate: holdRate, why: holdRate === sustainableRate ? action.why : `${action.why}; the hold at ${int(sustainableRate)}/s was not sustained` },
       phases: { max: maxResult, steady: steadyResult },
       idle,
       ratios: {
