@@ -43,7 +43,7 @@ import {
   type TransactionalOutput,
 } from '@tributary/shared';
 import type { SchedulerMetrics } from './metrics.js';
-import { planPartition, resumeDelay, tierFetchWaitMs, transactionChunks, type BatchEntry, type Step } from './release-plan.js';
+import { planPartition, resumeDelay, tierFetchWaitMs, transactionChunks, verdict, type BatchEntry, type Step } from './release-plan.js';
 
 /** Bytes of records per transaction, well under the broker's 1 MiB record-batch limit. */
 const MAX_TRANSACTION_BYTES = 800_000;
@@ -164,28 +164,40 @@ export class TierScheduler {
       await this.retriable(partition, () => this.rewind(partition));
       return;
     }
-    const entries: Array<BatchEntry & { writtenAt: number }> = [];
     // Records no one can read go to the quarantine in the transaction that skips them.
     const quarantined = new Map<string, Quarantined>();
-    for (const message of messages) {
-      const decoded = await this.decode(message, partition);
-      if (decoded.quarantine) quarantined.set(message.offset, decoded.quarantine);
-      entries.push({ offset: message.offset, record: decoded.record, writtenAt: Number(message.timestamp) });
-    }
+    // A tier partition is in due order, so only its head matters: records are decoded up to the
+    // first one not due yet, and the rest of the batch is left for when that one is. (Decoding
+    // the whole fetched batch at every wake-up — thousands of records to release a few dozen,
+    // then seeking back and fetching them again — made the scheduler the busiest process of the
+    // pipeline when a burst was deferred up the ladder.)
+    let decodedUpTo = 0;
+    const decodeMore = async (): Promise<Array<BatchEntry & { writtenAt: number }>> => {
+      const decoded: Array<BatchEntry & { writtenAt: number }> = [];
+      while (decodedUpTo < messages.length) {
+        const message = messages[decodedUpTo++]!;
+        const { record, quarantine } = await this.decode(message, partition);
+        if (quarantine) quarantined.set(message.offset, quarantine);
+        decoded.push({ offset: message.offset, record, writtenAt: Number(message.timestamp) });
+        if (record && verdict(record, this.options.ladder, Date.now()).kind === 'wait') break;
+      }
+      return decoded;
+    };
 
     // Records that come due while a transaction commits are released by the next one at
     // once, rather than after a pause, a timer and a fetch: under load this keeps the due
     // lag near one transaction's duration.
-    let remaining = entries;
+    let remaining = await decodeMore();
     for (;;) {
       const plan = planPartition(remaining, this.options.ladder, Date.now());
+      const wholeBatch = decodedUpTo === messages.length;
       const chunks = transactionChunks(plan.steps.map((step) => this.prepare(step, quarantined)), this.options.maxBatch, MAX_TRANSACTION_BYTES);
       for (const [index, chunk] of chunks.entries()) {
         if (!isRunning() || isStale()) return;
         const last = chunk[chunk.length - 1]!.step;
-        // With nothing held back, the commit goes past the batch's last offset, which may be
-        // a transaction marker after the last record.
-        const lastOffset = index === chunks.length - 1 && !plan.hold ? batch.lastOffset() : last.offset;
+        // With nothing held back and the whole batch read, the commit goes past the batch's
+        // last offset, which may be a transaction marker after the last record.
+        const lastOffset = index === chunks.length - 1 && !plan.hold && wholeBatch ? batch.lastOffset() : last.offset;
         await this.retriable(partition, async () => {
           try {
             await this.commit(partition, chunk, (BigInt(lastOffset) + 1n).toString());
@@ -204,7 +216,13 @@ export class TierScheduler {
         await heartbeat();
       }
       const { hold } = plan;
-      if (!hold) return;
+      if (!hold) {
+        if (wholeBatch) return;
+        // Everything read so far went out (the head came due meanwhile): read on.
+        if (!isRunning() || isStale()) return;
+        remaining = await decodeMore();
+        continue;
+      }
       const headIndex = remaining.findIndex((entry) => entry.offset === hold.offset);
       if (plan.steps.length > 0) {
         remaining = remaining.slice(headIndex);
