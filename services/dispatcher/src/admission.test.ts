@@ -27,5 +27,12 @@ describe('admit', () => {
 
   it('does not judge a destination while the dispatcher itself is the bottleneck: fetching waits instead', () => {
     expect(admit('attempt', hogging, waiting, limits, NOW, true)).toEqual({ kind: 'queue', probe: false });
+    // Its attempts finishing now and then: it may only be waiting for this process.
+    expect(admit('attempt', hogging, waiting, limits, NOW, true, NOW - 200)).toEqual({ kind: 'queue', probe: false });
+  });
+
+  it('defers a hogging destination whose attempts have all hung past the queue wait, busy dispatcher or not', () => {
+    expect(admit('attempt', hogging, waiting, limits, NOW, true, NOW - 1_200)).toEqual({ kind: 'defer', reason: 'backlog_full' });
+    expect(admit('attempt', { fill: 0.5, destinationShare: 1 }, waiting, limits, NOW, true, NOW - 1_200)).toEqual({ kind: 'queue', probe: false });
   });
 });

@@ -10,7 +10,10 @@
  *   whose records sit behind them in the partitions. It is deferred as well, `backlog_full`.
  *   Not when the dispatcher itself is the bottleneck (its event loop busy: every destination
  *   is slow to settle then, and deferring would only add work) — then fetching waits, as it
- *   should for a pipeline at capacity.
+ *   should for a pipeline at capacity — unless the destination is stalled: it has attempts
+ *   out and none of them has finished for longer than `maxQueueWaitMs`. Those are waiting on
+ *   the receiver, not on this process (a receiver that hangs until the timeout), and a busy
+ *   dispatcher is exactly when its backlog must not stop the lane for everyone else.
  * - Otherwise it is queued, as a probe when the circuit is half-open.
  */
 import type { BreakerAdmission } from './breaker.js';
@@ -41,11 +44,14 @@ export function admit(
   limits: BacklogLimits,
   now: number,
   dispatcherBusy: boolean,
+  /** While its attempts run: since when none of them has finished. */
+  progressAt?: number,
 ): Admission {
   if (circuit === 'defer') return { kind: 'defer', reason: 'circuit_open' };
   if (circuit === 'probe') return { kind: 'queue', probe: true };
   const hogging = lane.fill >= NEARLY_FULL && lane.destinationShare >= limits.maxDestinationShare;
   const waitedLong = oldestQueuedAt !== undefined && now - oldestQueuedAt > limits.maxQueueWaitMs;
-  if (hogging && waitedLong && !dispatcherBusy) return { kind: 'defer', reason: 'backlog_full' };
+  const stalled = progressAt !== undefined && now - progressAt > limits.maxQueueWaitMs;
+  if (hogging && waitedLong && (!dispatcherBusy || stalled)) return { kind: 'defer', reason: 'backlog_full' };
   return { kind: 'queue', probe: false };
 }

@@ -211,7 +211,7 @@ export class Dispatcher implements LaneHandler {
     const backlog = this.queue.backlog(destinationId);
     const held = backlog.first + backlog.retry + backlog.running;
     const pressure = { fill: this.lanes.fill(lane), destinationShare: held / Math.max(1, this.lanes.buffered(lane).records) };
-    const decision = admit(circuit, pressure, backlog.oldestQueuedAt, this.options.limits, now, this.loop.busy(now));
+    const decision = admit(circuit, pressure, backlog.oldestQueuedAt, this.options.limits, now, this.loop.busy(now), backlog.progressAt);
     // A destination that is gone or disabled is not deferred: its deliveries end at once (attempt.ts).
     if (decision.kind === 'defer' && this.options.config.destination(destinationId)?.enabled) {
       this.defer(job, decision.reason, now);

@@ -19,13 +19,18 @@ describe('FairQueue', () => {
   it('starts in FIFO order per destination within the per-destination and global limits', () => {
     const queue = new FairQueue<Item>(limits);
     fill(queue, 'a', 3);
-    const started = queue.startRunnable();
+    const started = queue.startRunnable(100);
     expect(names(started)).toEqual(['a0', 'a1']);
     expect(queue.inFlight).toBe(2);
-    expect(queue.backlog('a')).toEqual({ first: 1, retry: 0, bytes: 10, running: 2, oldestQueuedAt: 2 });
-    expect(queue.startRunnable()).toEqual([]);
-    queue.finish('a');
-    expect(names(queue.startRunnable())).toEqual(['a2']);
+    expect(queue.backlog('a')).toEqual({ first: 1, retry: 0, bytes: 10, running: 2, oldestQueuedAt: 2, progressAt: 100 });
+    expect(queue.startRunnable(150)).toEqual([]);
+    queue.finish('a', 700);
+    expect(names(queue.startRunnable(800))).toEqual(['a2']);
+    // Progress is the last finish while attempts run (a start after one finished does not move it).
+    expect(queue.backlog('a').progressAt).toBe(700);
+    queue.finish('a', 900);
+    queue.finish('a', 950);
+    expect(queue.backlog('a')).toMatchObject({ running: 0, progressAt: undefined });
   });
 
   it('takes destinations in turn, so a deep queue does not starve a short one', () => {

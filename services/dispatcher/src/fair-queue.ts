@@ -84,6 +84,8 @@ interface DestinationQueues<T extends Queued> {
   retry: Fifo<T>;
   bytes: number;
   running: number;
+  /** When its attempts last made progress: one finished, or the first started after none ran. */
+  progressAt: number;
   /** The lane this destination starts from on its next turn. */
   nextLane: DeliveryLane;
   /** Whether it is in the turn order now. */
@@ -116,14 +118,17 @@ export class FairQueue<T extends Queued> {
     return this.queuedByLane[lane];
   }
 
-  /** Queued items and bytes, running attempts, and since when the oldest queued item waits, of one destination. */
-  backlog(destinationId: string): { first: number; retry: number; bytes: number; running: number; oldestQueuedAt: number | undefined } {
+  /**
+   * Queued items and bytes, running attempts, since when the oldest queued item waits, and —
+   * while attempts run — since when none of them has finished, of one destination.
+   */
+  backlog(destinationId: string): { first: number; retry: number; bytes: number; running: number; oldestQueuedAt: number | undefined; progressAt: number | undefined } {
     const state = this.destinations.get(destinationId);
-    if (!state) return { first: 0, retry: 0, bytes: 0, running: 0, oldestQueuedAt: undefined };
+    if (!state) return { first: 0, retry: 0, bytes: 0, running: 0, oldestQueuedAt: undefined, progressAt: undefined };
     const first = state.first.peek()?.queuedAt;
     const retry = state.retry.peek()?.queuedAt;
     const oldestQueuedAt = first === undefined ? retry : retry === undefined ? first : Math.min(first, retry);
-    return { first: state.first.size, retry: state.retry.size, bytes: state.bytes, running: state.running, oldestQueuedAt };
+    return { first: state.first.size, retry: state.retry.size, bytes: state.bytes, running: state.running, oldestQueuedAt, progressAt: state.running > 0 ? state.progressAt : undefined };
   }
 
   /** Destinations with anything queued or running. */
@@ -141,7 +146,7 @@ export class FairQueue<T extends Queued> {
   }
 
   /** Starts every item that may start now, destinations and lanes taking turns. */
-  startRunnable(): Array<Started<T>> {
+  startRunnable(now = Date.now()): Array<Started<T>> {
     const started: Array<Started<T>> = [];
     while (this.runningTotal < this.limits.maxInFlight) {
       const destinationId = this.turns.shift();
@@ -154,6 +159,7 @@ export class FairQueue<T extends Queued> {
         this.forgetIfIdle(destinationId, state);
         continue;
       }
+      if (state.running === 0) state.progressAt = now;
       state.running++;
       this.runningTotal++;
       started.push({ destinationId, item });
@@ -163,10 +169,11 @@ export class FairQueue<T extends Queued> {
   }
 
   /** Ends a started attempt and frees its slots. */
-  finish(destinationId: string): void {
+  finish(destinationId: string, now = Date.now()): void {
     const state = this.destinations.get(destinationId);
     if (!state || state.running === 0) return;
     state.running--;
+    state.progressAt = now;
     this.runningTotal--;
     this.markReady(destinationId, state);
     this.forgetIfIdle(destinationId, state);
@@ -221,7 +228,7 @@ export class FairQueue<T extends Queued> {
   private state(destinationId: string): DestinationQueues<T> {
     let state = this.destinations.get(destinationId);
     if (!state) {
-      state = { first: new Fifo(), retry: new Fifo(), bytes: 0, running: 0, nextLane: 'first', ready: false };
+      state = { first: new Fifo(), retry: new Fifo(), bytes: 0, running: 0, progressAt: 0, nextLane: 'first', ready: false };
       this.destinations.set(destinationId, state);
     }
     return state;
