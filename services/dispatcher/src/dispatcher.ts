@@ -161,7 +161,29 @@ export class Dispatcher implements LaneHandler {
   // ——— LaneHandler: what the lane readers call ———
 
   hasRoom(lane: DeliveryLane): boolean {
+    if (this.lanes.hasRoom(lane)) return true;
+    // The lane is full, so nothing new is read and judged on arrival: judge what is queued.
+    this.shedBacklog(lane, Date.now());
     return this.lanes.hasRoom(lane);
+  }
+
+  /**
+   * Defers the queued deliveries of a destination that holds the lane (the backlog rule of
+   * admission.ts, applied to what is already queued). The rule is otherwise applied as records
+   * are read, but a full lane reads none: a receiver hanging until the timeout filled the lane
+   * within a second and held every other destination behind it until its circuit opened.
+   */
+  private shedBacklog(lane: DeliveryLane, now: number): void {
+    const buffered = Math.max(1, this.lanes.buffered(lane).records);
+    const fill = this.lanes.fill(lane);
+    const busy = this.loop.busy(now);
+    for (const destinationId of [...this.queue.activeDestinations()]) {
+      const backlog = this.queue.backlog(destinationId);
+      const pressure = { fill, destinationShare: (backlog.first + backlog.retry + backlog.running) / buffered };
+      const decision = admit('attempt', pressure, backlog.oldestQueuedAt, this.options.limits, now, busy, backlog.progressAt);
+      if (decision.kind !== 'defer' || !this.options.config.destination(destinationId)?.enabled) continue;
+      for (const queued of this.queue.takeQueued(destinationId)) this.defer(queued, 'backlog_full', now);
+    }
   }
 
   changed(timeoutMs: number): Promise<void> {

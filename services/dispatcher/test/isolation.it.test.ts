@@ -162,3 +162,40 @@ describe('a slow destination with a deep backlog beside a small one', () => {
     expect(await metricValue(slowDispatcher.url, 'tributary_destination_circuit_state', { destination: 'slow' })).toBe(0);
   });
 });
+
+describe('a hanging destination that fills the lane before its circuit can open', () => {
+  let hangPipeline: TestPipeline;
+  let hangDispatcher: RunningService;
+  let hangReceiver: Receiver;
+
+  beforeAll(async () => {
+    hangReceiver = await startReceiver();
+    hangPipeline = new TestPipeline(uniqueNamespace('stall'), ladder);
+    await hangPipeline.start();
+    // No answer comes for 10 s, so no failure opens the circuit before then.
+    hangDispatcher = await startService('dispatcher', {
+      env: hangPipeline.env({ WEBHOOK_TIMEOUT: '10s', DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: '4', DELIVERY_MAX_BUFFERED: '20', DELIVERY_MAX_QUEUE_WAIT: '500ms' }),
+    });
+  });
+
+  afterAll(async () => {
+    await hangDispatcher?.stop();
+    await hangPipeline?.stop();
+    await hangReceiver?.close();
+  });
+
+  it('defers the backlog it holds in the full lane, so a small destination behind it is delivered within seconds', async () => {
+    await hangPipeline.putDestination(webhooksDestination('hangs', [{ url: hangReceiver.url('/hang') }]));
+    await hangPipeline.putDestination(webhooksDestination('small', [{ url: hangReceiver.url('/small') }]));
+    await hangPipeline.deliverMany(Array.from({ length: 60 }, (_, n) => ({ destinationId: 'hangs', body: { event: `hang ${n}` } })));
+    const sentAt = Date.now();
+    const small = await hangPipeline.deliverMany(Array.from({ length: 3 }, (_, n) => ({ destinationId: 'small', body: { event: `small ${n}` } })));
+    const arrived = (body: Buffer) => hangReceiver.requests.find((request) => request.body.equals(body));
+    const arrivals = await eventually(() => small.every((delivery) => arrived(delivery.body)) && small.map((delivery) => arrived(delivery.body)!), 'every small delivery', 15_000);
+    // Before, nothing new was read from a full lane and so nothing was judged: the small
+    // deliveries waited for the hanging requests' 10 s timeout.
+    expect(Math.max(...arrivals.map((request) => request.at)) - sentAt).toBeLessThan(5_000);
+    expect(await metricValue(hangDispatcher.url, 'tributary_dispatcher_deferred_total', { reason: 'backlog_full' })).toBeGreaterThan(0);
+    expect(hangReceiver.requests.filter((request) => request.path === '/hang').length).toBeLessThanOrEqual(4);
+  });
+});
