@@ -50,6 +50,11 @@ describe('serviceEnv', () => {
     expect(serviceEnv('retry-scheduler', {}, stack, settings)['HTTP_PORT']).toBe('9103');
     expect(serviceEnv('indexer', {}, stack, settings)).toMatchObject({ HTTP_PORT: '9104', DELIVERY_LOG_DATA_DIR: '/cwd/.tributary/data/delivery-log' });
     expect(serviceEnv('ingest', {}, stack, settings)['DELIVERY_LOG_URL']).toBe('http://127.0.0.1:9104');
+    // Ingest's heap is bounded unless the user bounds it; the others are left alone.
+    expect(serviceEnv('ingest', {}, stack, settings)['NODE_OPTIONS']).toBe('--max-old-space-size=160');
+    expect(serviceEnv('ingest', { NODE_OPTIONS: '--enable-source-maps' }, stack, settings)['NODE_OPTIONS']).toBe('--enable-source-maps --max-old-space-size=160');
+    expect(serviceEnv('ingest', { NODE_OPTIONS: '--max-old-space-size=512' }, stack, settings)['NODE_OPTIONS']).toBe('--max-old-space-size=512');
+    expect(serviceEnv('router', {}, stack, settings)['NODE_OPTIONS']).toBeUndefined();
     const ingest = serviceEnv('ingest', { HTTP_PORT: '1' }, stack, settings);
     expect(ingest['HTTP_PORT']).toBeUndefined();
     expect(ingest['INGEST_PORT']).toBe('8080');

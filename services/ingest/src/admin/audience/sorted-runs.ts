@@ -17,7 +17,7 @@ export interface SortedEntry {
   payload: string;
 }
 
-const DEFAULT_RUN_BYTES = 16 * 1024 * 1024;
+const DEFAULT_RUN_BYTES = 4 * 1024 * 1024;
 
 /** Code-unit order of user ids: the same comparison on both sides of a diff. */
 export function compareUserIds(a: string, b: string): number {
