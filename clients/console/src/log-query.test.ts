@@ -37,6 +37,14 @@ describe('the search filter', () => {
     ).toEqual({ limit: PAGE_SIZE, destination: 'crm', status: '5xx', userId: 'u 1', messageId: 'm-1', since: '2026-11-25T10:00:00.000Z', cursor: 'c-2' });
   });
 
+  it('keeps every page of a search on the range it started with: an empty "until" is the time of the search', () => {
+    const pinned = '2026-11-25T12:00:00.000Z';
+    expect(filterToQuery(EMPTY_FILTER, undefined, pinned)).toEqual({ limit: PAGE_SIZE, until: pinned });
+    expect(filterToQuery(EMPTY_FILTER, 'c-2', pinned)).toEqual({ limit: PAGE_SIZE, until: pinned, cursor: 'c-2' });
+    // A chosen "until" wins.
+    expect(filterToQuery({ ...EMPTY_FILTER, until: '2026-11-25T10:00' }, 'c-2', pinned).until).toBe('2026-11-25T10:00:00.000Z');
+  });
+
   it('names what is wrong before anything is sent', () => {
     expect(filterProblems(EMPTY_FILTER)).toEqual([]);
     expect(filterProblems({ ...EMPTY_FILTER, status: '503' })).toEqual([]);

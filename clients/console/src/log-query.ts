@@ -76,7 +76,12 @@ export function filterProblems(filter: LogFilter): string[] {
   return problems;
 }
 
-export function filterToQuery(filter: LogFilter, cursor?: string): AttemptQuery {
+/**
+ * The query for one page. `pinnedUntil` stands in for an empty "until": the API takes "now" for
+ * it (and "since" an hour before), which moves between pages, so pages fetched a while apart
+ * would look at different hours and the oldest attempts of the first search would be skipped.
+ */
+export function filterToQuery(filter: LogFilter, cursor?: string, pinnedUntil?: string): AttemptQuery {
   const query: AttemptQuery = { limit: PAGE_SIZE };
   if (filter.destination.trim()) query.destination = filter.destination.trim();
   if (filter.status.trim()) query.status = filter.status.trim();
@@ -86,6 +91,7 @@ export function filterToQuery(filter: LogFilter, cursor?: string): AttemptQuery 
   const until = inputTimeToIso(filter.until);
   if (since) query.since = since;
   if (until) query.until = until;
+  else if (pinnedUntil) query.until = pinnedUntil;
   if (cursor) query.cursor = cursor;
   return query;
 }

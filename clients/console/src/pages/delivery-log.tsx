@@ -34,10 +34,12 @@ export function DeliveryLog({ params }: { params: Params }) {
   const [trail, setTrail] = useState<CursorTrail>(FIRST_PAGE);
   const [problems, setProblems] = useState<string[]>(() => filterProblems(applied));
   const [searchCount, setSearchCount] = useState(0);
+  // Fixed when a search is made, so its pages all look at the same range.
+  const [pinnedUntil, setPinnedUntil] = useState(() => new Date().toISOString());
   const cursor = currentCursor(trail);
   const destinations = useResource(() => api.destinations(), [api]);
   const searchable = filterProblems(applied).length === 0;
-  const page = useResource(() => api.attempts(filterToQuery(applied, cursor)), [api, appliedKey, cursor, searchCount], { enabled: searchable });
+  const page = useResource(() => api.attempts(filterToQuery(applied, cursor, pinnedUntil)), [api, appliedKey, cursor, searchCount, pinnedUntil], { enabled: searchable });
 
   const search = (event: Event) => {
     event.preventDefault();
@@ -45,6 +47,7 @@ export function DeliveryLog({ params }: { params: Params }) {
     setProblems(found);
     if (found.length > 0) return;
     setTrail(FIRST_PAGE);
+    setPinnedUntil(new Date().toISOString());
     // The same search again asks the API again: new attempts may have been indexed since.
     setSearchCount((count) => count + 1);
     navigate(hrefs.log(filterToParams(draft)));
