@@ -85,6 +85,8 @@ export class Supervisor {
 /** Counts webhook arrivals by messageId. */
 export class CountingReceiver {
   readonly arrivals = new Map<string, number>();
+  /** When each repeat of an id arrived, to tell which fault it followed. */
+  readonly repeatTimes: number[] = [];
   private server: Server | undefined;
   port = 0;
 
@@ -95,7 +97,11 @@ export class CountingReceiver {
       request.on('end', () => {
         try {
           const { messageId } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { messageId?: string };
-          if (messageId) this.arrivals.set(messageId, (this.arrivals.get(messageId) ?? 0) + 1);
+          if (messageId) {
+            const count = (this.arrivals.get(messageId) ?? 0) + 1;
+            this.arrivals.set(messageId, count);
+            if (count > 1) this.repeatTimes.push(Date.now());
+          }
         } catch {
           // Not one of ours.
         }
