@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { afterEach, describe, expect, it } from 'vitest';
-import { applyKafkajsFixes } from './kafkajs-fixes.js';
+import { applyKafkajsFixes, recordBatchCrcFixed } from './kafkajs-fixes.js';
 
 const require = createRequire(import.meta.url);
 type Queue = { pending: unknown[]; throttledUntil: number; throttleCheckTimeoutId: NodeJS.Timeout | null; scheduleCheckPendingRequests(): void; checkPendingRequests(): void };
@@ -40,5 +40,64 @@ describe('kafkajs RequestQueue fix', () => {
     throttled.throttledUntil = Date.now() + 1_000;
     throttled.scheduleCheckPendingRequests();
     expect(throttled.throttleCheckTimeoutId).not.toBeNull();
+  });
+});
+
+type EncoderInstance = { buffer: Buffer; writeVarInt(value: number): EncoderInstance; writeUVarInt(value: number): EncoderInstance; writeVarLong(value: unknown): EncoderInstance; writeBuffer(value: Buffer): EncoderInstance; writeInt32(value: number): EncoderInstance };
+const Encoder = require('kafkajs/src/protocol/encoder.js') as new (initialSize?: number) => EncoderInstance;
+const Decoder = require('kafkajs/src/protocol/decoder.js') as new (buffer: Buffer) => { readVarInt(): number; readVarLong(): { toString(): string }; readInt32(): number };
+
+const values = [0, 1, -1, 63, -64, 64, 127, 128, 300, -300, 16_383, 16_384, 2 ** 21, 2 ** 28, 2 ** 30 - 1, -(2 ** 30), 2 ** 31 - 1, -(2 ** 31)];
+/** Written by kafkajs's own methods: this runs when the file is imported, before any test applies the fixes. */
+const stockVarBytes = (() => {
+  const stock = new Encoder();
+  for (const value of values) stock.writeVarInt(value);
+  for (const value of values) stock.writeVarLong(value);
+  stock.writeVarLong(2 ** 40);
+  stock.writeVarLong(-(2 ** 45));
+  return Buffer.from(stock.buffer);
+})();
+
+describe('kafkajs Encoder fixes', () => {
+  it('writes the same varints and varlongs as kafkajs, and reads them back', () => {
+    applyKafkajsFixes();
+    const fixed = new Encoder();
+    for (const value of values) fixed.writeVarInt(value);
+    for (const value of values) fixed.writeVarLong(value);
+    fixed.writeVarLong(2 ** 40);
+    fixed.writeVarLong(-(2 ** 45));
+    expect(fixed.buffer.equals(stockVarBytes)).toBe(true);
+
+    const decoder = new Decoder(fixed.buffer);
+    for (const value of values) expect(decoder.readVarInt()).toBe(value);
+    for (const value of values) expect(decoder.readVarLong().toString()).toBe(String(value));
+    expect(decoder.readVarLong().toString()).toBe(String(2 ** 40));
+    expect(decoder.readVarLong().toString()).toBe(String(-(2 ** 45)));
+  });
+
+  it('grows from an empty buffer and keeps every byte written across growths', () => {
+    applyKafkajsFixes();
+    const encoder = new Encoder();
+    const chunk = Buffer.from(Array.from({ length: 700 }, (_, index) => index % 251));
+    for (let round = 0; round < 20; round += 1) encoder.writeInt32(round).writeBuffer(chunk);
+    const bytes = encoder.buffer;
+    expect(bytes).toHaveLength(20 * 704);
+    for (let round = 0; round < 20; round += 1) {
+      expect(bytes.readInt32BE(round * 704)).toBe(round);
+      expect(bytes.subarray(round * 704 + 4, (round + 1) * 704).equals(chunk)).toBe(true);
+    }
+  });
+
+  it('gives record batches the CRC-32C kafkajs would have, through the faster function', async () => {
+    expect(applyKafkajsFixes()).toBe(true);
+    expect(recordBatchCrcFixed()).toBe(true);
+    const Record = require('kafkajs/src/protocol/recordBatch/record/v0/index.js') as (record: object) => unknown;
+    const { RecordBatch } = require('kafkajs/src/protocol/recordBatch/v0/index.js') as { RecordBatch: (batch: object) => Promise<EncoderInstance> };
+    const reference = require('kafkajs/src/protocol/recordBatch/crc32C/crc32C.js') as (buffer: Buffer) => number;
+    const records = Array.from({ length: 10 }, (_, index) => Record({ offsetDelta: index, key: Buffer.from(`k${index}`), value: Buffer.alloc(300 + index, index), headers: { h: 'v' } }));
+    const batch = (await RecordBatch({ records, firstTimestamp: 1_700_000_000_000, maxTimestamp: 1_700_000_000_000, transactional: true })).buffer;
+    // FirstOffset int64, Length int32, PartitionLeaderEpoch int32, Magic int8, CRC uint32, then what it covers.
+    const crc = batch.readUInt32BE(8 + 4 + 4 + 1);
+    expect(crc).toBe(reference(batch.subarray(8 + 4 + 4 + 1 + 4)) >>> 0);
   });
 });

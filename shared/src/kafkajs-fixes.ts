@@ -11,8 +11,28 @@
  * and a thousand needless wake-ups a second per connection under load. The replacement keeps
  * the checks that matter — a pending request, or a throttle to wait out — and arms nothing
  * otherwise; `push` arms it again when a request has to wait.
+ *
+ * Encoder (every record, request and batch kafkajs writes): its constructor takes a
+ * zero-filled `Buffer.alloc(512)` and every growth another zero-filled buffer. Zero-filling
+ * is wasted — the encoder copies out only the bytes it wrote (`buffer` is `buf.slice(0,
+ * offset)`, and nothing else reads `buf`) — and it is the expensive part: measured on Node 20,
+ * `Buffer.alloc(512)` 1.6 µs against 0.15 µs for the pooled `Buffer.allocUnsafe(512)`, and a
+ * produced record of the webhook's size takes two of them. The constructor sizes its buffer
+ * through the static `Encoder.nextPowerOfTwo`, used nowhere else: the fix makes that answer
+ * 0 (an empty buffer, no fill) and lets the first write allocate, unfilled, in
+ * `ensureAvailable`. Its varints (several per record) went through a temporary array and a
+ * `Buffer.from` each, and its varlongs through kafkajs's 64-bit `Long` arithmetic even for the
+ * small timestamp deltas every record carries; both now write into the buffer directly (the
+ * same bytes: ZigZag of a value below 2^30 is the same in 32 and 64 bits).
+ *
+ * CRC-32C of every record batch: kafkajs's byte-at-a-time loop is replaced by `crc32c.ts`
+ * (same value, about three times faster). The record-batch module captures the function when it
+ * is first required, which kafkajs does lazily on the first produce; the fix puts the faster
+ * function in the module cache before that. `applyKafkajsFixes` is called where the services
+ * create their Kafka client, before anything is produced.
  */
 import { createRequire } from 'node:module';
+import { crc32c } from './crc32c.js';
 
 /** kafkajs's own interval for re-checking a queue with requests waiting. */
 const CHECK_PENDING_REQUESTS_INTERVAL_MS = 10;
@@ -24,6 +44,25 @@ interface RequestQueueInternals {
   checkPendingRequests(): void;
   scheduleCheckPendingRequests(): void;
 }
+
+interface EncoderInternals {
+  buf: Buffer;
+  offset: number;
+  ensureAvailable(length: number): void;
+  writeUVarInt(value: number): EncoderInternals;
+  writeVarLong(value: unknown): EncoderInternals;
+}
+interface EncoderClass {
+  nextPowerOfTwo(value: number): number;
+  encodeZigZag(value: number): number;
+  prototype: EncoderInternals;
+}
+
+/** Values whose 64-bit ZigZag form equals the 32-bit one, so a varlong can be written as a varint. */
+const SMALL_VARLONG = 2 ** 30;
+
+/** What kafkajs's constructor asks for; the first write allocates at least this much. */
+const ENCODER_INITIAL_BYTES = 512;
 
 const require = createRequire(import.meta.url);
 let applied = false;
@@ -48,6 +87,61 @@ export function applyKafkajsFixes(): boolean {
       this.checkPendingRequests();
     }, delay);
   };
+  const Encoder = require('kafkajs/src/protocol/encoder.js') as EncoderClass;
+  fixEncoderAllocation(Encoder);
+  fixVarints(Encoder);
+  fixRecordBatchCrc();
   applied = true;
   return true;
+}
+
+function fixEncoderAllocation(Encoder: EncoderClass): void {
+  const nextPowerOfTwo = Encoder.nextPowerOfTwo.bind(Encoder);
+  Encoder.prototype.ensureAvailable = function ensureAvailable(this: EncoderInternals, length: number): void {
+    const needed = this.offset + length;
+    if (needed <= this.buf.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(ENCODER_INITIAL_BYTES, nextPowerOfTwo(needed)));
+    this.buf.copy(grown, 0, 0, this.offset);
+    this.buf = grown;
+  };
+  // Only the constructor calls it (`Buffer.alloc(Encoder.nextPowerOfTwo(initialSize))`).
+  Encoder.nextPowerOfTwo = () => 0;
+}
+
+function fixVarints(Encoder: EncoderClass): void {
+  const writeVarLong = Encoder.prototype.writeVarLong;
+  Encoder.prototype.writeUVarInt = function writeUVarInt(this: EncoderInternals, value: number): EncoderInternals {
+    this.ensureAvailable(5);
+    let rest = value >>> 0;
+    while (rest > 0x7f) {
+      this.buf[this.offset++] = (rest & 0x7f) | 0x80;
+      rest >>>= 7;
+    }
+    this.buf[this.offset++] = rest;
+    return this;
+  };
+  Encoder.prototype.writeVarLong = function fastWriteVarLong(this: EncoderInternals, value: unknown): EncoderInternals {
+    if (typeof value === 'number' && Number.isInteger(value) && value >= -SMALL_VARLONG && value < SMALL_VARLONG) {
+      return this.writeUVarInt(Encoder.encodeZigZag(value));
+    }
+    return writeVarLong.call(this, value);
+  };
+}
+
+/** Paths of kafkajs's CRC-32C module and of the record-batch module that captures it. */
+const CRC_MODULE = 'kafkajs/src/protocol/recordBatch/crc32C/index.js';
+const RECORD_BATCH_MODULE = 'kafkajs/src/protocol/recordBatch/v0/index.js';
+
+/** False when the record-batch module was loaded before the fix: it keeps the slow function. */
+let crcFixed = false;
+export const recordBatchCrcFixed = (): boolean => crcFixed;
+
+function fixRecordBatchCrc(): void {
+  const crcPath = require.resolve(CRC_MODULE);
+  if (require.cache[require.resolve(RECORD_BATCH_MODULE)]) return;
+  require(CRC_MODULE);
+  const cached = require.cache[crcPath];
+  if (!cached) return;
+  cached.exports = crc32c;
+  crcFixed = true;
 }
