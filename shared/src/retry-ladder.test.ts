@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isPastWindow, ladderTiers, planRetry, planRetryAfter, validateLadder, type RetryLadder } from './retry-ladder.js';
+import { isPastWindow, ladderTiers, planRetry, planNoSoonerThan, planRetryAfter, validateLadder, type RetryLadder } from './retry-ladder.js';
 
 const scaled: RetryLadder = { delaysMs: [100, 200, 400, 800, 1600], windowMs: 3000 };
 
@@ -69,5 +69,33 @@ describe('validateLadder / isPastWindow', () => {
     expect(isPastWindow(scaled, null, 10_000)).toBe(false);
     expect(isPastWindow(scaled, 0, 3000)).toBe(false);
     expect(isPastWindow(scaled, 0, 3001)).toBe(true);
+  });
+});
+
+describe('planNoSoonerThan', () => {
+  const ladder: RetryLadder = { delaysMs: [10_000, 60_000, 300_000, 900_000], windowMs: 3_600_000 };
+  const tenSeconds = planRetry(ladder, 1, 0, 1_000);
+
+  it('keeps the plan when it already comes back no sooner than asked', () => {
+    expect(planNoSoonerThan(ladder, tenSeconds, 5_000, 0, 1_000)).toBe(tenSeconds);
+    expect(planNoSoonerThan(ladder, tenSeconds, 11_000, 0, 1_000)).toBe(tenSeconds);
+  });
+
+  it('takes the longest tier that is back by then, never one past it', () => {
+    expect(planNoSoonerThan(ladder, tenSeconds, 1_000 + 80_000, 0, 1_000)).toEqual({ kind: 'retry', tier: '1m', delayMs: 60_000, dueAt: 61_000 });
+    expect(planNoSoonerThan(ladder, tenSeconds, 1_000 + 300_000, 0, 1_000)).toEqual({ kind: 'retry', tier: '5m', delayMs: 300_000, dueAt: 301_000 });
+    // 59 s: no longer tier is back by then.
+    expect(planNoSoonerThan(ladder, tenSeconds, 1_000 + 59_000, 0, 1_000)).toBe(tenSeconds);
+  });
+
+  it('stays inside the window', () => {
+    const late = planRetry(ladder, 1, 0, 3_500_000);
+    expect(planNoSoonerThan(ladder, late, 3_500_000 + 300_000, 0, 3_500_000)).toEqual({ kind: 'retry', tier: '1m', delayMs: 60_000, dueAt: 3_560_000 });
+  });
+
+  it('leaves an expired plan expired', () => {
+    const expired = planRetry(ladder, 1, 0, 3_599_000);
+    expect(expired.kind).toBe('expired');
+    expect(planNoSoonerThan(ladder, expired, 3_599_000 + 300_000, 0, 3_599_000)).toBe(expired);
   });
 });

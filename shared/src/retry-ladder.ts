@@ -76,3 +76,21 @@ export function planRetryAfter(ladder: RetryLadder, retryAfterMs: number, firstA
 export function isPastWindow(ladder: RetryLadder, firstAttemptAt: number | null, now: number): boolean {
   return firstAttemptAt !== null && now > firstAttemptAt + ladder.windowMs;
 }
+
+/**
+ * A retry that need not come back before `notBefore` — a delivery deferred while its
+ * destination's circuit is open until then: read again earlier, it would only be deferred
+ * again. Moved to the longest tier that still comes back no later than `notBefore` (so the
+ * delivery is there when the circuit lets deliveries through, never later on its account)
+ * and inside the window; the plan as it was when no longer tier fits.
+ */
+export function planNoSoonerThan(ladder: RetryLadder, plan: RetryPlan, notBefore: number, firstAttemptAt: number, now: number): RetryPlan {
+  if (plan.kind !== 'retry' || plan.dueAt >= notBefore) return plan;
+  const deadline = firstAttemptAt + ladder.windowMs;
+  let best: { label: string; delayMs: number } | undefined;
+  for (const tier of ladderTiers(ladder)) {
+    if (tier.delayMs <= plan.delayMs || now + tier.delayMs > notBefore || now + tier.delayMs > deadline) continue;
+    if (!best || tier.delayMs > best.delayMs) best = tier;
+  }
+  return best ? { kind: 'retry', tier: best.label, delayMs: best.delayMs, dueAt: now + best.delayMs } : plan;
+}

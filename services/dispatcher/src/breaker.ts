@@ -112,6 +112,11 @@ export class CircuitBreaker {
     return 'attempt';
   }
 
+  /** While open: when it will let probes through. Null otherwise (closed, or half-open with its probes out). */
+  closedUntil(now: number): number | null {
+    return this.state === 'open' && now < this.openUntil ? this.openUntil : null;
+  }
+
   /** Reports the outcome of an attempt admitted as `attempt` or `probe` (`probe` tells which). */
   record(result: AttemptResult, probe: boolean, now: number): void {
     this.slide(now);

@@ -316,7 +316,8 @@ export class Dispatcher implements LaneHandler {
     const { delivery } = job;
     this.series.deferred(reason);
     this.board.noteDeferral(delivery.destinationId, reason, now);
-    const settlement = deferral(delivery, reason, this.options.ladder, now);
+    const closedUntil = reason === 'circuit_open' ? this.board.closedUntil(delivery.destinationId, now) : null;
+    const settlement = deferral(delivery, reason, this.options.ladder, now, closedUntil);
     if (this.options.logger.isLevelEnabled('debug')) {
       this.options.logger.debug({ deliveryId: delivery.deliveryId, destinationId: delivery.destinationId, reason, result: settlement.kind === 'dead' ? 'dead' : 'deferred' }, 'delivery deferred');
     }

@@ -63,6 +63,11 @@ export class HealthBoard {
     entry.deferredByReason[reason]++;
   }
 
+  /** When the destination's open circuit will let probes through; null when it is not open. */
+  closedUntil(destinationId: string, now: number): number | null {
+    return this.tracked.get(destinationId)?.breaker.closedUntil(now) ?? null;
+  }
+
   state(destinationId: string): CircuitState {
     return this.tracked.get(destinationId)?.breaker.current ?? 'closed';
   }

@@ -127,6 +127,14 @@ describe('deferral', () => {
     });
   });
 
+  it('waits on the longest tier that is back by the time an open circuit lets probes through', () => {
+    // Open for 5 more minutes: the 10 s step would only come back to be deferred again.
+    expect(deferral(delivery, 'circuit_open', ladder, T0, T0 + 300_000)).toMatchObject({ kind: 'retry', record: { tier: '5m', dueAt: T0 + 300_000 } });
+    expect(deferral(delivery, 'circuit_open', ladder, T0, T0 + 299_999)).toMatchObject({ kind: 'retry', record: { tier: '1m', dueAt: T0 + 60_000 } });
+    // Open for less than the ladder's step: the step.
+    expect(deferral(delivery, 'circuit_open', ladder, T0, T0 + 5_000)).toMatchObject({ kind: 'retry', record: { tier: '10s', dueAt: T0 + 10_000 } });
+  });
+
   it('expires a delivery whose destination stays saturated past the window', () => {
     const waiting = { ...delivery, firstAttemptAt: T0, lastError: DEFERRED_ERROR };
     const outcome = deferral(waiting, 'circuit_open', ladder, T0 + ladder.windowMs - 1000);

@@ -3,7 +3,7 @@
  * the retry window) and after it (delivered, a retry record on a tier topic, or a dead
  * letter). Pure; the dispatcher writes the records these functions return.
  */
-import { formatDuration, isPastWindow, planRetry, planRetryAfter, type RetryLadder } from '@tributary/shared';
+import { formatDuration, isPastWindow, planNoSoonerThan, planRetry, planRetryAfter, type RetryLadder } from '@tributary/shared';
 import type { DeadLetter, DeadLetterReason, Delivery, Destination, RetryRecord } from '@tributary/schemas';
 import type { DeferReason } from './admission.js';
 import type { DeliveryVerdict } from './classify.js';
@@ -114,12 +114,18 @@ export function stepsElapsed(ladder: RetryLadder, elapsedMs: number): number {
  * So a destination that stays down costs ever fewer re-reads of its backlog (10 s, 1 m, 5 m …
  * apart) rather than one every 10 s per waiting delivery, and its deliveries end like any
  * failing delivery's: as `expired` dead letters when no further wait fits in the window.
+ *
+ * `closedUntil`, when the circuit is open: the time it will let probes through. The delivery
+ * waits on the longest tier that is back by then (planNoSoonerThan) — read again earlier, it
+ * would only be deferred again. A destination whose circuit stays open for minutes costs a
+ * re-read of its backlog every few minutes, not one per ladder step.
  */
-export function deferral(delivery: Delivery, reason: DeferReason, ladder: RetryLadder, now: number): Settlement {
+export function deferral(delivery: Delivery, reason: DeferReason, ladder: RetryLadder, now: number, closedUntil: number | null = null): Settlement {
   const firstAttemptAt = delivery.firstAttemptAt ?? now;
   const deferred: Delivery = { ...delivery, firstAttemptAt, lastError: deferredError(reason, delivery.lastError) };
   const step = Math.max(delivery.attempts, stepsElapsed(ladder, now - firstAttemptAt));
-  const plan = planRetry(ladder, step + 1, firstAttemptAt, now);
+  const laddered = planRetry(ladder, step + 1, firstAttemptAt, now);
+  const plan = closedUntil === null ? laddered : planNoSoonerThan(ladder, laddered, closedUntil, firstAttemptAt, now);
   if (plan.kind === 'expired') {
     const window = formatDuration(ladder.windowMs);
     const error = `the destination could not be attempted again within the ${window} retry window (${DEFER_TEXT[reason]}); last error: ${lastAttemptError(delivery.lastError) ?? 'none'}`;
