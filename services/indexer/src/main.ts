@@ -8,12 +8,15 @@
  * it); the transactional producer registered (a crashed predecessor's open transaction is
  * aborted before anything is read); then the consumer.
  */
+import { readdirSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
 import {
   ConfigView,
   ConsumerLagProbe,
   createHttpServer,
   createInfrastructure,
   listen,
+  type Logger,
   prepareInfrastructure,
   runService,
   topicDefinitions,
@@ -34,6 +37,7 @@ await runService({
   env: indexerEnv,
   async start(context) {
     const { env, logger, metrics, readiness, onShutdown } = context;
+    lowerPriority(env.INDEXER_NICE, logger);
     // 'consumer' too, from the start: ready means indexing, not only started.
     for (const check of ['database', 'config', 'producer', 'consumer']) readiness.set(check, false);
     const namespace = env.TOPIC_NAMESPACE;
@@ -108,3 +112,24 @@ await runService({
     logger.info({ database, groupId, topics: [topics.attempts, topics.ingest], retentionMs: env.DELIVERY_LOG_RETENTION }, 'indexing');
   },
 });
+
+/**
+ * Raises the niceness of every thread of this process to `nice` (never lowers it: that needs
+ * privileges). On Linux niceness belongs to each thread, so the threads already running — the
+ * libuv pool, V8's helpers — are set one by one; threads started later inherit it.
+ */
+function lowerPriority(nice: number, logger: Logger): void {
+  if (nice === 0) return;
+  let threads: number[] = [0];
+  try {
+    threads = readdirSync('/proc/self/task').map(Number).filter(Number.isInteger);
+  } catch {
+    // Not Linux: the process as a whole.
+  }
+  try {
+    for (const thread of threads) if (getPriority(thread) < nice) setPriority(thread, nice);
+    logger.info({ nice: getPriority(), threads: threads.length }, 'running at a lower CPU priority than the delivery path (INDEXER_NICE)');
+  } catch (error) {
+    logger.warn({ err: error, nice }, 'could not lower the CPU priority (INDEXER_NICE); running as started');
+  }
+}

@@ -13,7 +13,14 @@ describe('indexer settings', () => {
     expect(env.DELIVERY_LOG_RETENTION).toBe(7 * 86_400_000);
     expect(env.INDEXER_MAX_BATCH).toBe(2000);
     expect(env.INDEXER_SESSION_TIMEOUT).toBe(30_000);
+    expect(env.INDEXER_NICE).toBe(10);
     expect(env.ADMIN_TOKEN).toBeUndefined();
+  });
+
+  it('takes a niceness from 0 to 19', () => {
+    expect(loadServiceEnv(indexerEnv, { ...base, INDEXER_NICE: '0' }).INDEXER_NICE).toBe(0);
+    expect(() => loadServiceEnv(indexerEnv, { ...base, INDEXER_NICE: '20' })).toThrow(/INDEXER_NICE/);
+    expect(() => loadServiceEnv(indexerEnv, { ...base, INDEXER_NICE: '-5' })).toThrow(/INDEXER_NICE/);
   });
 
   it('names each bad setting without echoing a secret', () => {

@@ -25,6 +25,12 @@ export const indexerEnv = {
    * group hands them to another member (or to its own restarted process).
    */
   INDEXER_SESSION_TIMEOUT: envTypes.duration('30s'),
+  /**
+   * The indexer's CPU niceness (0–19): it lowers its own scheduling priority at start, so that
+   * on a machine it shares with the delivery path it takes the CPU the deliveries leave — it is
+   * beside that path, and falling behind for a while delays no delivery. 0 leaves it as started.
+   */
+  INDEXER_NICE: z.coerce.number().int().min(0).max(19).default(10),
   /** Bearer token of the read API (the same as ingest's). Unset: the routes answer 404 admin_disabled. */
   ADMIN_TOKEN: adminTokenSetting(),
 };
