@@ -10,8 +10,13 @@
  * (`--ladder`, `--window`: 5s,10s,20s within 60 s) so that every failing delivery goes all
  * the way through the ladder to its `expired` dead letter within the run.
  *
+ * Before them, a control burst of the same size and rate goes to a destination that answers
+ * 200 at once: what the same load costs the trickle when nothing fails. On a machine the
+ * bursts saturate, the trickle waits for CPU whatever the burst's destination does; the
+ * control tells that apart from waiting behind the failing destinations.
+ *
  * Reported: the healthy destination's delivery latency during each burst against the
- * baseline; how many of the burst's deliveries cost an HTTP request and how many were
+ * baseline and the control; how many of the burst's deliveries cost an HTTP request and how many were
  * deferred without one; the CPU each process spent per failing delivery; and, from the
  * dead-letter and attempt-log topics, that every failing delivery ended as one `expired`
  * dead letter and that no attempt was made after its window.
@@ -41,6 +46,8 @@ export interface NoisyOptions {
   burstRate: number;
   trickleRate: number;
   baselineSeconds: number;
+  /** Load at the burst rate through the control destination before the baseline. */
+  warmupSeconds: number;
   /** How long the trickle goes on after each burst before the next, still counted to it. */
   tailSeconds: number;
   ladder: string;
@@ -51,12 +58,15 @@ export interface NoisyOptions {
   keepTopics: boolean;
 }
 
+/** The control burst comes first; the failing ones after it. */
+export const CONTROL = { name: 'control', title: 'a healthy destination (control)', destinationId: 'control' } as const;
 export const VARIANTS = [
   { name: 'refused', title: 'connection refused', destinationId: 'refused' },
   { name: 'fast-503', title: 'fast 503', destinationId: 'fast-503' },
   { name: 'hanging', title: 'hanging past the 5 s timeout', destinationId: 'hanging' },
 ] as const;
-type Variant = (typeof VARIANTS)[number];
+type Variant = (typeof VARIANTS)[number] | typeof CONTROL;
+const BURSTS: readonly Variant[] = [CONTROL, ...VARIANTS];
 
 export interface VariantResult {
   variant: string;
@@ -86,6 +96,8 @@ export interface NoisyResult {
   machine: { cores: number; cpuModel: string; loadAverageStart: number[]; loadAverageEnd: number[] };
   settings: Omit<NoisyOptions, 'label' | 'keepTopics'> & { namespace: string; partitions: number };
   baseline: { seconds: number; latency: LatencySummary };
+  /** The same burst to a destination that answers 200 at once. */
+  control: VariantResult;
   variants: VariantResult[];
   after: { latency: LatencySummary };
   healthy: { accepted: number; lost: number; duplicates: number; signatures: ReceiverFinal['signatures'] };
@@ -106,7 +118,15 @@ export interface NoisyResult {
     allExpired: boolean;
     waitedSeconds: number;
   };
-  verdict: { p99WithinOneSecond: boolean; p99WithinTwiceBaseline: boolean; noneAttemptedAfterWindow: boolean; everyFailingDeliveryExpired: boolean; healthyLost: number };
+  verdict: {
+    p99WithinOneSecond: boolean;
+    p99WithinTwiceBaseline: boolean;
+    /** The worst failing burst's trickle p99 ÷ the control burst's. */
+    p99VersusControl: number;
+    noneAttemptedAfterWindow: boolean;
+    everyFailingDeliveryExpired: boolean;
+    healthyLost: number;
+  };
   notes: string[];
 }
 
@@ -161,6 +181,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
     const dispatcher = services.get('dispatcher')!;
     const adminCall = adminCaller(ingest.url);
     const urls: Record<Variant['name'], string> = {
+      control: `http://127.0.0.1:${failingPort}/ok`,
       refused: `http://127.0.0.1:${refusedPort}/hooks`,
       'fast-503': `http://127.0.0.1:${failingPort}/fail`,
       hanging: `http://127.0.0.1:${failingPort}/hang`,
@@ -171,7 +192,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       sources: ['quiet'],
       settings: { sharedSecret: SHARED_SECRET, webhooks: [{ url: `http://127.0.0.1:${receiverPort}/hooks` }] },
     });
-    for (const variant of VARIANTS) {
+    for (const variant of BURSTS) {
       await adminCall('PUT', `/sources/noisy-${variant.name}`, { name: `Noisy (${variant.title})`, writeKey: `wk_${variant.name}_${namespace}` });
       await adminCall('PUT', `/destinations/${variant.destinationId}`, { type: 'webhooks', sources: [`noisy-${variant.name}`], settings: { webhooks: [{ url: urls[variant.name] }] } });
     }
@@ -185,9 +206,19 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
     const trickleAt = (phase: string) => {
       trickle.process.send({ kind: 'rate', rate: options.trickleRate, phase } satisfies GeneratorCommand);
     };
-    say(`baseline: the healthy destination alone, ${options.trickleRate} events/s for ${options.baselineSeconds} s`);
+    // Warm-up: the burst's rate through the control destination, so that the JIT compilers of
+    // the services and the broker have seen the hot paths before anything is measured (a
+    // freshly started broker measured a baseline p99 five times its warm one).
+    say(`warm-up: ${int(options.burstRate)}/s to the control destination for ${options.warmupSeconds} s, then 10 s of the trickle alone`);
     trickleAt('warmup');
-    await sleep(5_000);
+    const warmup = forkChild<GeneratorReport>('load-generator.js', { BENCH_INGEST_URL: ingest.url, BENCH_WRITE_KEY: `wk_${CONTROL.name}_${namespace}` });
+    children.push(warmup);
+    warmup.process.send({ kind: 'rate', rate: options.burstRate, phase: 'warmup' } satisfies GeneratorCommand);
+    await sleep(options.warmupSeconds * 1000);
+    warmup.process.send({ kind: 'rate', rate: 0, phase: 'warmup' } satisfies GeneratorCommand);
+    await sleep(10_000);
+    await stopChild(warmup.process);
+    say(`baseline: the healthy destination alone, ${options.trickleRate} events/s for ${options.baselineSeconds} s`);
     trickleAt('baseline');
     await sleep(options.baselineSeconds * 1000);
 
@@ -201,7 +232,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       counters: PhaseCounters;
     }> = [];
     const burstAccepted = new Map<string, number>();
-    for (const variant of VARIANTS) {
+    for (const variant of BURSTS) {
       trickleAt(`during-${variant.name}`);
       const generator = forkChild<GeneratorReport>('load-generator.js', { BENCH_INGEST_URL: ingest.url, BENCH_WRITE_KEY: `wk_${variant.name}_${namespace}` });
       children.push(generator);
@@ -275,7 +306,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
 
     const latency = (tag: string) => LatencyHistogram.fromJSON(received.phases[tag] ?? new LatencyHistogram().toJSON()).summary();
     const baseline = latency('baseline');
-    const variants: VariantResult[] = phaseCpu.map(({ variant, start, end, seconds, burstSeconds, accepted, counters }) => {
+    const bursts: VariantResult[] = phaseCpu.map(({ variant, start, end, seconds, burstSeconds, accepted, counters }) => {
       const usage = processes.usage(start, end, seconds, accepted);
       const dispatcherUsage = usage.find((u) => u.name === 'dispatcher');
       const deferrals = counters.circuitOpen + counters.backlogFull;
@@ -296,6 +327,8 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       };
     });
 
+    const control = bursts.find((burst) => burst.variant === CONTROL.name)!;
+    const variants = bursts.filter((burst) => burst !== control);
     const perDestination = VARIANTS.map(({ destinationId, name }) => {
       const letters = deadLetters.get(destinationId) ?? [];
       const own = logOf(destinationId);
@@ -323,6 +356,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
         burstRate: options.burstRate,
         trickleRate: options.trickleRate,
         baselineSeconds: options.baselineSeconds,
+        warmupSeconds: options.warmupSeconds,
         tailSeconds: options.tailSeconds,
         ladder: options.ladder,
         window: options.window,
@@ -331,6 +365,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
         partitions,
       },
       baseline: { seconds: options.baselineSeconds, latency: baseline },
+      control,
       variants,
       after: { latency: latency('after') },
       healthy: { accepted: accounting.acceptedMessages, lost: accounting.lost, duplicates: received.duplicates, signatures: received.signatures },
@@ -342,6 +377,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       verdict: {
         p99WithinOneSecond: worstP99 <= 1000,
         p99WithinTwiceBaseline: worstP99 <= 2 * baseline.p99Ms,
+        p99VersusControl: worstP99 / control.healthyLatency.p99Ms,
         noneAttemptedAfterWindow: perDestination.every((d) => d.attemptsAfterWindow === 0),
         everyFailingDeliveryExpired: perDestination.every((d) => d.expired === d.deliveries),
         healthyLost: accounting.lost,
@@ -445,12 +481,13 @@ export function renderNoisyMarkdown(result: NoisyResult): string {
     '| healthy destination | latency p50 / p99 / max, ms |',
     '|---|---:|',
     `| baseline (alone, ${result.baseline.seconds} s) | ${latencyCell(result.baseline.latency)} |`,
+    ...(result.control ? [`| during the control burst to: ${result.control.title} | ${latencyCell(result.control.healthyLatency)} |`] : []),
     ...result.variants.map((v) => `| during the burst to: ${v.title} | ${latencyCell(v.healthyLatency)} |`),
     `| after the bursts | ${latencyCell(result.after.latency)} |`,
     '',
     '| burst to | events | burst s | requests made (whole run) | deferred without a request: circuit open / backlog full | dispatcher CPU µs per deferral | pipeline CPU µs per burst event |',
     '|---|---:|---:|---:|---:|---:|---:|',
-    ...result.variants.map(
+    ...[...(result.control ? [result.control] : []), ...result.variants].map(
       (v) =>
         `| ${v.title} | ${int(v.burstEvents)} | ${v.burstSeconds.toFixed(0)} | ${int(v.requests)} | ${int(v.deferrals.circuitOpen)} / ${int(v.deferrals.backlogFull)} | ` +
         `${int(v.dispatcherMicrosPerDeferral)} | ${int(v.pipelineMicrosPerEvent)} |`,
@@ -467,6 +504,7 @@ export function renderNoisyMarkdown(result: NoisyResult): string {
     `Healthy destination: ${int(result.healthy.accepted)} accepted, ${int(result.healthy.lost)} lost, ${int(result.healthy.duplicates)} duplicated; signatures ${int(result.healthy.signatures.valid)} valid, ${int(result.healthy.signatures.invalid)} invalid.`,
     '',
     `Verdict: healthy p99 ≤ 1 s: **${result.verdict.p99WithinOneSecond ? 'yes' : 'no'}**; ≤ 2 × baseline p99: **${result.verdict.p99WithinTwiceBaseline ? 'yes' : 'no'}**; ` +
+      (result.control ? `worst failing burst's p99 ÷ the control burst's: **${result.verdict.p99VersusControl.toFixed(2)}**; ` : '') +
       `no attempt after the window: **${result.verdict.noneAttemptedAfterWindow ? 'yes' : 'no'}**; every failing delivery expired through the ladder: **${result.verdict.everyFailingDeliveryExpired ? 'yes' : 'no'}** (waited ${result.ladder.waitedSeconds.toFixed(0)} s).`,
   ];
   if (result.notes.length > 0) lines.push('', ...result.notes.map((note) => `- ${note}`));

@@ -44,10 +44,11 @@ describe('scenarioOf / parseNoisyOptions', () => {
   it('reads the scenario’s settings, with defaults for a 100,000-event burst per failing destination', () => {
     expect(parseNoisyOptions(['--scenario=noisy-neighbour'])).toMatchObject({
       burstEvents: 100_000,
-      burstRate: 2_500,
+      burstRate: 1_000,
       trickleRate: 20,
-      ladder: '5s,10s,20s',
-      window: '60s',
+      warmupSeconds: 30,
+      ladder: '10s,1m',
+      window: '3m',
       logLevel: 'warn',
     });
     expect(parseNoisyOptions(['--scenario=noisy-neighbour', '--burst-events=5000', '--window=30s', '--ladder=1s,2s'])).toMatchObject({ burstEvents: 5000, window: '30s', ladder: '1s,2s' });
