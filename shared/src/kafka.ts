@@ -16,7 +16,7 @@ import {
   type Producer,
   type ProducerConfig,
 } from 'kafkajs';
-import { applyKafkajsFixes, FIXED_KAFKAJS_VERSION } from './kafkajs-fixes.js';
+import { applyKafkajsFixes, FIXED_KAFKAJS_VERSION, recordBatchCrcFixed } from './kafkajs-fixes.js';
 import type { Logger } from './logger.js';
 
 export interface KafkaSettings {
@@ -65,6 +65,7 @@ function pinoLogCreator(logger: Logger) {
 
 export function createKafka({ brokers, clientId, logger }: KafkaSettings): Kafka {
   if (!applyKafkajsFixes()) logger.warn({ fixedVersion: FIXED_KAFKAJS_VERSION }, 'kafkajs is not the version its fixes were written for: they are not applied (see kafkajs-fixes.ts)');
+  else if (!recordBatchCrcFixed()) logger.debug('kafkajs had loaded its record-batch encoder before the fixes: its own CRC-32C stays in use');
   return new Kafka({
     clientId,
     brokers,

@@ -27,10 +27,10 @@ describe('CircuitBreaker', () => {
   it('tells until when it is open, and nothing once it lets probes through', () => {
     const breaker = new CircuitBreaker(settings, 0);
     failTimes(breaker, 3, 100);
-    expect(breaker.closedUntil(500)).toBe(1_100);
+    expect(breaker.probesAt(500)).toBe(1_100);
     expect(breaker.admit(1_100)).toBe('probe');
-    expect(breaker.closedUntil(1_100)).toBeNull();
-    expect(new CircuitBreaker(settings, 0).closedUntil(0)).toBeNull();
+    expect(breaker.probesAt(1_100)).toBeNull();
+    expect(new CircuitBreaker(settings, 0).probesAt(0)).toBeNull();
   });
 
   it('a success in between resets the run', () => {

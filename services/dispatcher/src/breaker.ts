@@ -113,7 +113,7 @@ export class CircuitBreaker {
   }
 
   /** While open: when it will let probes through. Null otherwise (closed, or half-open with its probes out). */
-  closedUntil(now: number): number | null {
+  probesAt(now: number): number | null {
     return this.state === 'open' && now < this.openUntil ? this.openUntil : null;
   }
 

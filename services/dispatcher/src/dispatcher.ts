@@ -316,8 +316,8 @@ export class Dispatcher implements LaneHandler {
     const { delivery } = job;
     this.series.deferred(reason);
     this.board.noteDeferral(delivery.destinationId, reason, now);
-    const closedUntil = reason === 'circuit_open' ? this.board.closedUntil(delivery.destinationId, now) : null;
-    const settlement = deferral(delivery, reason, this.options.ladder, now, closedUntil);
+    const probesAt = reason === 'circuit_open' ? this.board.probesAt(delivery.destinationId, now) : null;
+    const settlement = deferral(delivery, reason, this.options.ladder, now, probesAt);
     if (this.options.logger.isLevelEnabled('debug')) {
       this.options.logger.debug({ deliveryId: delivery.deliveryId, destinationId: delivery.destinationId, reason, result: settlement.kind === 'dead' ? 'dead' : 'deferred' }, 'delivery deferred');
     }

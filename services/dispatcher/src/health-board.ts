@@ -64,8 +64,8 @@ export class HealthBoard {
   }
 
   /** When the destination's open circuit will let probes through; null when it is not open. */
-  closedUntil(destinationId: string, now: number): number | null {
-    return this.tracked.get(destinationId)?.breaker.closedUntil(now) ?? null;
+  probesAt(destinationId: string, now: number): number | null {
+    return this.tracked.get(destinationId)?.breaker.probesAt(now) ?? null;
   }
 
   state(destinationId: string): CircuitState {

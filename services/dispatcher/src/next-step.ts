@@ -115,17 +115,17 @@ export function stepsElapsed(ladder: RetryLadder, elapsedMs: number): number {
  * apart) rather than one every 10 s per waiting delivery, and its deliveries end like any
  * failing delivery's: as `expired` dead letters when no further wait fits in the window.
  *
- * `closedUntil`, when the circuit is open: the time it will let probes through. The delivery
+ * `probesAt`, when the circuit is open: the time it will let probes through. The delivery
  * waits on the longest tier that is back by then (planNoSoonerThan) — read again earlier, it
  * would only be deferred again. A destination whose circuit stays open for minutes costs a
  * re-read of its backlog every few minutes, not one per ladder step.
  */
-export function deferral(delivery: Delivery, reason: DeferReason, ladder: RetryLadder, now: number, closedUntil: number | null = null): Settlement {
+export function deferral(delivery: Delivery, reason: DeferReason, ladder: RetryLadder, now: number, probesAt: number | null = null): Settlement {
   const firstAttemptAt = delivery.firstAttemptAt ?? now;
   const deferred: Delivery = { ...delivery, firstAttemptAt, lastError: deferredError(reason, delivery.lastError) };
   const step = Math.max(delivery.attempts, stepsElapsed(ladder, now - firstAttemptAt));
   const laddered = planRetry(ladder, step + 1, firstAttemptAt, now);
-  const plan = closedUntil === null ? laddered : planNoSoonerThan(ladder, laddered, closedUntil, firstAttemptAt, now);
+  const plan = probesAt === null ? laddered : planNoSoonerThan(ladder, laddered, probesAt, firstAttemptAt, now);
   if (plan.kind === 'expired') {
     const window = formatDuration(ladder.windowMs);
     const error = `the destination could not be attempted again within the ${window} retry window (${DEFER_TEXT[reason]}); last error: ${lastAttemptError(delivery.lastError) ?? 'none'}`;
