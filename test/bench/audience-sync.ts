@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { acquireStack } from '@tributary/deploy/acquire';
+import { INGEST_MAX_OLD_SPACE_MB } from '@tributary/deploy/service-env';
 import { topicNames, type IngestMessage } from '@tributary/schemas';
 import { AvroCodec, createKafka, createLogger, scanTopicMessages } from '@tributary/shared';
 import { REPO_ROOT, startService } from '../harness/services.js';
@@ -20,7 +21,8 @@ export interface AudienceBenchOptions {
   members: number;
   joined: number;
   left: number;
-  ingestHeapMb: number | undefined;
+  /** Ingest's V8 old-space bound; 0: none (V8's own default). */
+  ingestHeapMb: number;
 }
 
 export function parseAudienceOptions(argv: string[]): AudienceBenchOptions {
@@ -34,7 +36,8 @@ export function parseAudienceOptions(argv: string[]): AudienceBenchOptions {
     return value;
   };
   const heap = values['ingest-heap-mb'];
-  return { members: count(values.members, 1_000_000), joined: count(values.joined, 10_000), left: count(values.left, 5_000), ingestHeapMb: heap === undefined ? undefined : count(heap, 0) };
+  // By default ingest runs as `npm start` runs it (its heap bounded); --ingest-heap-mb=0 lifts the bound.
+  return { members: count(values.members, 1_000_000), joined: count(values.joined, 10_000), left: count(values.left, 5_000), ingestHeapMb: count(heap, INGEST_MAX_OLD_SPACE_MB) };
 }
 
 const say = (line: string) => process.stdout.write(`[audience-sync] ${line}\n`);
@@ -71,8 +74,8 @@ export async function runAudienceBench(options: AudienceBenchOptions): Promise<v
   const kafka = createKafka({ brokers: stack.brokers, clientId: 'tributary-bench-audience', logger });
   const codec = new AvroCodec({ registryUrl: stack.registryUrl, logger });
   const dir = mkdtempSync(join(tmpdir(), 'tributary-audience-bench-'));
-  // --ingest-heap-mb caps ingest's V8 heap, as a container memory limit would be set with it.
-  const extra: Record<string, string> = options.ingestHeapMb ? { NODE_OPTIONS: `--max-old-space-size=${options.ingestHeapMb}` } : {};
+  // --ingest-heap-mb caps ingest's V8 heap, as npm start does and a container memory limit would.
+  const extra: Record<string, string> = options.ingestHeapMb > 0 ? { NODE_OPTIONS: `--max-old-space-size=${options.ingestHeapMb}` } : {};
   const ingest = await startService('ingest', { env: benchServiceEnv(stack, namespace, { logLevel: 'warn', partitions: undefined }, extra), readyTimeoutMs: 90_000 });
   const admin = kafka.admin();
   await admin.connect();
