@@ -6,9 +6,9 @@
  * an app sends them) for the whole run. After a baseline, each of three failing destinations
  * — connection refused, a fast 503, a receiver that never answers (past the 5 s window) —
  * gets a burst of `--burst-events` (100,000) on a source of its own, one after the other,
- * while the trickle goes on. The retry ladder and window are scaled down
- * (`--ladder`, `--window`: 5s,10s,20s within 60 s) so that every failing delivery goes all
- * the way through the ladder to its `expired` dead letter within the run.
+ * while the trickle goes on. The retry window is cut short (`--ladder`, `--window`: the
+ * production ladder's first tiers, 10s,1m, within 3 min) so that every failing delivery goes
+ * all the way through the ladder to its `expired` dead letter within the run.
  *
  * Before them, a control burst of the same size and rate goes to a destination that answers
  * 200 at once: what the same load costs the trickle when nothing fails. On a machine the
