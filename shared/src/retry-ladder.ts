@@ -40,6 +40,17 @@ export function ladderTiers(ladder: RetryLadder): Array<{ label: string; delayMs
   return [...seen.values()];
 }
 
+/**
+ * The distinct tiers of a ladder, shortest delay first, computed once per ladder: the plans
+ * below run for every deferred delivery, and a ladder is fixed for a process's life.
+ */
+const tiersByDelay = new WeakMap<RetryLadder, ReadonlyArray<{ label: string; delayMs: number }>>();
+function tiersShortestFirst(ladder: RetryLadder): ReadonlyArray<{ label: string; delayMs: number }> {
+  let tiers = tiersByDelay.get(ladder);
+  if (!tiers) tiersByDelay.set(ladder, (tiers = ladderTiers(ladder).sort((a, b) => a.delayMs - b.delayMs)));
+  return tiers;
+}
+
 export type RetryPlan =
   | { kind: 'retry'; tier: string; delayMs: number; dueAt: number }
   | { kind: 'expired'; wouldBeDueAt: number; deadline: number };
@@ -64,7 +75,7 @@ export function planRetry(ladder: RetryLadder, attemptsMade: number, firstAttemp
  * than the longest tier, which then bounds the wait. Like every retry, inside the window.
  */
 export function planRetryAfter(ladder: RetryLadder, retryAfterMs: number, firstAttemptAt: number, now: number): RetryPlan {
-  const tiers = ladderTiers(ladder).sort((a, b) => a.delayMs - b.delayMs);
+  const tiers = tiersShortestFirst(ladder);
   const tier = tiers.find((candidate) => candidate.delayMs >= retryAfterMs) ?? tiers[tiers.length - 1]!;
   const dueAt = now + tier.delayMs;
   const deadline = firstAttemptAt + ladder.windowMs;
@@ -87,10 +98,11 @@ export function isPastWindow(ladder: RetryLadder, firstAttemptAt: number | null,
 export function planNoSoonerThan(ladder: RetryLadder, plan: RetryPlan, notBefore: number, firstAttemptAt: number, now: number): RetryPlan {
   if (plan.kind !== 'retry' || plan.dueAt >= notBefore) return plan;
   const deadline = firstAttemptAt + ladder.windowMs;
+  // The longest tier that is back by then and inside the window, if longer than the plan's.
   let best: { label: string; delayMs: number } | undefined;
-  for (const tier of ladderTiers(ladder)) {
-    if (tier.delayMs <= plan.delayMs || now + tier.delayMs > notBefore || now + tier.delayMs > deadline) continue;
-    if (!best || tier.delayMs > best.delayMs) best = tier;
+  for (const tier of tiersShortestFirst(ladder)) {
+    if (now + tier.delayMs > notBefore || now + tier.delayMs > deadline) break;
+    if (tier.delayMs > plan.delayMs) best = tier;
   }
   return best ? { kind: 'retry', tier: best.label, delayMs: best.delayMs, dueAt: now + best.delayMs } : plan;
 }

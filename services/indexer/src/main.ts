@@ -8,15 +8,12 @@
  * it); the transactional producer registered (a crashed predecessor's open transaction is
  * aborted before anything is read); then the consumer.
  */
-import { readdirSync } from 'node:fs';
-import { getPriority, setPriority } from 'node:os';
 import {
   ConfigView,
   ConsumerLagProbe,
   createHttpServer,
   createInfrastructure,
   listen,
-  type Logger,
   prepareInfrastructure,
   runService,
   topicDefinitions,
@@ -25,6 +22,7 @@ import {
 } from '@tributary/shared';
 import { registerReadApi } from './api/routes.js';
 import { IndexerConsumer } from './consumer.js';
+import { lowerPriority } from './priority.js';
 import { DatabaseHealth } from './db-health.js';
 import { createIndexerMetrics } from './metrics.js';
 import { RetentionSweeper } from './retention.js';
@@ -112,24 +110,3 @@ await runService({
     logger.info({ database, groupId, topics: [topics.attempts, topics.ingest], retentionMs: env.DELIVERY_LOG_RETENTION }, 'indexing');
   },
 });
-
-/**
- * Raises the niceness of every thread of this process to `nice` (never lowers it: that needs
- * privileges). On Linux niceness belongs to each thread, so the threads already running — the
- * libuv pool, V8's helpers — are set one by one; threads started later inherit it.
- */
-function lowerPriority(nice: number, logger: Logger): void {
-  if (nice === 0) return;
-  let threads: number[] = [0];
-  try {
-    threads = readdirSync('/proc/self/task').map(Number).filter(Number.isInteger);
-  } catch {
-    // Not Linux: the process as a whole.
-  }
-  try {
-    for (const thread of threads) if (getPriority(thread) < nice) setPriority(thread, nice);
-    logger.info({ nice: getPriority(), threads: threads.length }, 'running at a lower CPU priority than the delivery path (INDEXER_NICE)');
-  } catch (error) {
-    logger.warn({ err: error, nice }, 'could not lower the CPU priority (INDEXER_NICE); running as started');
-  }
-}
