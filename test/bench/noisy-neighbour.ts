@@ -56,6 +56,8 @@ export interface NoisyOptions {
   partitions: number | undefined;
   label: string | undefined;
   keepTopics: boolean;
+  /** Extra settings for every service (`--set KEY=VALUE`). */
+  settings: Record<string, string>;
 }
 
 /** The control burst comes first; the failing ones after it. */
@@ -171,7 +173,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
     processes.add('webhook receiver (failing)', failing.process.pid);
     const refusedPort = await closedPort();
 
-    const serviceEnv = benchServiceEnv(stack, namespace, options, { RETRY_LADDER: options.ladder, RETRY_WINDOW: options.window });
+    const serviceEnv = benchServiceEnv(stack, namespace, options, { RETRY_LADDER: options.ladder, RETRY_WINDOW: options.window, ...options.settings });
     say(`starting ${SERVICES.join(', ')} in namespace ${namespace} (ladder ${options.ladder} within ${options.window})`);
     for (const name of SERVICES) {
       services.set(name, await startService(name, { env: serviceEnv, readyTimeoutMs: 90_000 }));
@@ -363,6 +365,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
         logLevel: options.logLevel,
         namespace,
         partitions,
+        settings: options.settings,
       },
       baseline: { seconds: options.baselineSeconds, latency: baseline },
       control,
@@ -476,7 +479,7 @@ export function renderNoisyMarkdown(result: NoisyResult): string {
     `# Noisy neighbour, ${result.startedAt.slice(0, 16).replace('T', ' ')} UTC`,
     '',
     `${result.machine.cores} cores (${result.machine.cpuModel}); ${result.settings.partitions} partitions; healthy trickle ${result.settings.trickleRate} events/s; ` +
-      `bursts of ${int(result.settings.burstEvents)} events at ${int(result.settings.burstRate)}/s; ladder ${result.settings.ladder} within ${result.settings.window}; LOG_LEVEL=${result.settings.logLevel}.`,
+      `bursts of ${int(result.settings.burstEvents)} events at ${int(result.settings.burstRate)}/s; ladder ${result.settings.ladder} within ${result.settings.window}; LOG_LEVEL=${result.settings.logLevel}${settingsNote(result.settings.settings)}.`,
     '',
     '| healthy destination | latency p50 / p99 / max, ms |',
     '|---|---:|',
@@ -522,4 +525,10 @@ async function writeNoisyResults(result: NoisyResult, stamp: string, label: stri
   await writeFile(join(RESULTS_DIR, 'noisy-neighbour-latest.json'), `${JSON.stringify(result, null, 2)}\n`);
   process.stdout.write(`\n${markdown}\n`);
   say(`results: test/bench/results/${base}.{json,md} (and noisy-neighbour-latest.*)`);
+}
+
+/** The `--set` settings, as they read in the report's header (nothing when there were none). */
+export function settingsNote(settings: Record<string, string> | undefined): string {
+  const pairs = Object.entries(settings ?? {});
+  return pairs.length === 0 ? '' : `; set: ${pairs.map(([key, value]) => `${key}=${value}`).join(', ')}`;
 }

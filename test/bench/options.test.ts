@@ -27,6 +27,14 @@ describe('parseOptions', () => {
     expect(() => parseOptions(['--profile=kafka'])).toThrow(/--profile must name a service/);
   });
 
+  it('takes settings for the services, by setting name only', () => {
+    expect(parseOptions([]).settings).toEqual({});
+    expect(parseOptions(['--set', 'DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION=256', '--set=LOG_LEVEL=a=b']).settings).toEqual({ DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: '256', LOG_LEVEL: 'a=b' });
+    expect(() => parseOptions(['--set', 'lower=1'])).toThrow(/--set takes KEY=VALUE/);
+    expect(() => parseOptions(['--set', 'NOVALUE'])).toThrow(/--set takes KEY=VALUE/);
+    expect(parseNoisyOptions(['--set', 'CIRCUIT_OPEN=10s']).settings).toEqual({ CIRCUIT_OPEN: '10s' });
+  });
+
   it('refuses unknown options and bad numbers', () => {
     expect(() => parseOptions(['--rate=5'])).toThrow();
     expect(() => parseOptions(['--hold-seconds=-1'])).toThrow(/--hold-seconds must be a positive number/);

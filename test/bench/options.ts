@@ -32,14 +32,16 @@ export interface BenchOptions {
    * delivery path alone (`--without-indexer`), as runs before the delivery log measured it.
    */
   services: readonly BenchService[];
+  /** Extra settings for every service (`--set KEY=VALUE`, repeatable): a setting measured without a rebuild. */
+  settings: Record<string, string>;
 }
 
 export const USAGE = `usage: npm run bench -- [--profile=<${SERVICES.join('|')}>] [--log-level=warn] [--label=<name>]
   [--start-rate=2000] [--step-seconds=10] [--hold-seconds=60] [--steady-rate=1000] [--steady-seconds=60]
-  [--limit-seconds=12] [--partitions=<broker default>] [--keep-topics] [--without-indexer]
+  [--limit-seconds=12] [--partitions=<broker default>] [--keep-topics] [--without-indexer] [--set KEY=VALUE ...]
    or: npm run bench -- --scenario=noisy-neighbour [--burst-events=100000] [--burst-rate=2500]
   [--trickle-rate=20] [--warmup-seconds=30] [--baseline-seconds=30] [--tail-seconds=10] [--ladder=10s,1m] [--window=3m]
-  [--log-level=warn] [--label=<name>] [--partitions=<broker default>] [--keep-topics]
+  [--log-level=warn] [--label=<name>] [--partitions=<broker default>] [--keep-topics] [--set KEY=VALUE ...]
    or: npm run bench -- --scenario=audience-sync [--members=1000000] [--joined=10000] [--left=5000] [--ingest-heap-mb=N]`;
 
 export type Scenario = 'throughput' | 'noisy-neighbour' | 'audience-sync';
@@ -69,6 +71,7 @@ export function parseNoisyOptions(argv: string[]): NoisyOptions {
       label: { type: 'string' },
       partitions: { type: 'string' },
       'keep-topics': { type: 'boolean' },
+      set: { type: 'string', multiple: true },
     },
   });
   const logLevel = values['log-level'] ?? 'warn';
@@ -99,7 +102,22 @@ export function parseNoisyOptions(argv: string[]): NoisyOptions {
     partitions: values.partitions === undefined ? undefined : Math.round(positive('partitions', values.partitions, 1)),
     label: values.label,
     keepTopics: values['keep-topics'] ?? false,
+    settings: parseSettings(values.set),
   };
+}
+
+/**
+ * `--set KEY=VALUE` pairs for the services' environment. Only setting names (upper-case
+ * words); the values are checked by the services themselves, which refuse to start on a bad one.
+ */
+export function parseSettings(pairs: string[] | undefined): Record<string, string> {
+  const settings: Record<string, string> = {};
+  for (const pair of pairs ?? []) {
+    const match = /^([A-Z][A-Z0-9_]*)=(.*)$/s.exec(pair);
+    if (!match) throw new Error(`--set takes KEY=VALUE with an upper-case setting name, got "${pair}"\n${USAGE}`);
+    settings[match[1]!] = match[2]!;
+  }
+  return settings;
 }
 
 function positive(name: string, text: string | undefined, fallback: number): number {
@@ -126,6 +144,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       partitions: { type: 'string' },
       'keep-topics': { type: 'boolean' },
       'without-indexer': { type: 'boolean' },
+      set: { type: 'string', multiple: true },
     },
   });
   const profile = values.profile;
@@ -152,5 +171,6 @@ export function parseOptions(argv: string[]): BenchOptions {
     label: values.label,
     keepTopics: values['keep-topics'] ?? false,
     services,
+    settings: parseSettings(values.set),
   };
 }

@@ -31,7 +31,7 @@ import { renderChart, type ChartPhase, type ChartPoint } from './chart.js';
 import { summariseProfile, type CpuProfile } from './cpu-profile.js';
 import { LatencyHistogram, type HistogramJson, type LatencySummary } from './histogram.js';
 import { BATCH_SIZE } from './messages.js';
-import { runNoisyNeighbour } from './noisy-neighbour.js';
+import { runNoisyNeighbour, settingsNote } from './noisy-neighbour.js';
 import { parseAudienceOptions, runAudienceBench } from './audience-sync.js';
 import { DELIVERY_PATH, parseNoisyOptions, parseOptions, scenarioOf, SERVICES, USAGE, type BenchOptions, type BenchService } from './options.js';
 import { cpuBudget } from './cpu-budget.js';
@@ -252,7 +252,7 @@ async function main(options: BenchOptions): Promise<void> {
     const { port: receiverPort } = await receiver.next('listening', 10_000);
     processes.add(RECEIVER, receiver.process.pid);
 
-    const serviceEnv = benchServiceEnv(stack, namespace, options);
+    const serviceEnv = benchServiceEnv(stack, namespace, options, options.settings);
     const withIndexer = options.services.includes('indexer');
     say(`starting ${options.services.join(', ')} in namespace ${namespace} (LOG_LEVEL=${options.logLevel}${options.profile ? `, ${options.profile} under --cpu-prof` : ''})`);
     await mkdir(PROFILE_DIR, { recursive: true });
@@ -547,6 +547,7 @@ async function main(options: BenchOptions): Promise<void> {
         `most CPU per delivered event among the services in (a): ${heaviest.name}, ${heaviest.cpuMsPer1kEvents.toFixed(0)} ms per 1,000 events, ${int(heaviest.corePercent)} % of one core`,
       );
     }
+    if (Object.keys(options.settings).length > 0) notes.push(`services ran with${settingsNote(options.settings).slice(1)}`);
     if (options.logLevel !== 'info') notes.push(`services ran at LOG_LEVEL=${options.logLevel}; at info the dispatcher writes one line per delivery (see ANALYSIS.md for what that costs)`);
 
     const result: BenchResult = {
