@@ -101,3 +101,66 @@ describe('kafkajs Encoder fixes', () => {
     expect(crc).toBe(reference(batch.subarray(8 + 4 + 4 + 1 + 4)) >>> 0);
   });
 });
+
+describe('kafkajs coordinator lookups', () => {
+  type Coordinator = { nodeId: number | null };
+  type FakeCluster = {
+    lookups: number;
+    retrier: (work: (bail: (error: unknown) => never, retryCount: number, retryTime: number) => Promise<unknown>) => Promise<unknown>;
+    findGroupCoordinatorMetadata(args: { groupId: string }): Promise<{ coordinator: { nodeId: number } }>;
+    findBroker(args: { nodeId: number }): Promise<Coordinator>;
+  };
+  const Cluster = require('kafkajs/src/cluster/index.js') as { prototype: { findGroupCoordinator(this: FakeCluster, args: { groupId: string; coordinatorType?: number }): Promise<Coordinator> } };
+  const Broker = require('kafkajs/src/broker/index.js') as { prototype: { endTxn(this: object, args: object): Promise<unknown> } };
+
+  /** kafkajs's Cluster with its network parts replaced: counts how often the coordinator is asked for. */
+  function cluster(nodeId = 1): FakeCluster {
+    return {
+      lookups: 0,
+      retrier: (work) => work((error) => { throw error; }, 0, 0),
+      async findGroupCoordinatorMetadata() {
+        this.lookups++;
+        return { coordinator: { nodeId } };
+      },
+      async findBroker({ nodeId: id }) {
+        return { nodeId: id };
+      },
+    };
+  }
+
+  it('asks the cluster once per group and type, not before every request', async () => {
+    applyKafkajsFixes();
+    const fake = cluster();
+    for (let n = 0; n < 5; n++) {
+      expect(await Cluster.prototype.findGroupCoordinator.call(fake, { groupId: 'tx-1', coordinatorType: 1 })).toEqual({ nodeId: 1 });
+      expect(await Cluster.prototype.findGroupCoordinator.call(fake, { groupId: 'group-1' })).toEqual({ nodeId: 1 });
+    }
+    expect(fake.lookups).toBe(2);
+  });
+
+  it('asks again after any request to a coordinator failed', async () => {
+    applyKafkajsFixes();
+    const fake = cluster();
+    await Cluster.prototype.findGroupCoordinator.call(fake, { groupId: 'tx-2', coordinatorType: 1 });
+    // A Broker with no connection: kafkajs's endTxn throws, as it would on NOT_COORDINATOR.
+    await expect(Broker.prototype.endTxn.call({}, { transactionalId: 'tx-2' })).rejects.toThrow();
+    await Cluster.prototype.findGroupCoordinator.call(fake, { groupId: 'tx-2', coordinatorType: 1 });
+    expect(fake.lookups).toBe(2);
+  });
+
+  it('asks again when the remembered broker is gone from the metadata', async () => {
+    applyKafkajsFixes();
+    const fake = cluster(7);
+    await Cluster.prototype.findGroupCoordinator.call(fake, { groupId: 'tx-3', coordinatorType: 1 });
+    let gone = true;
+    fake.findBroker = async ({ nodeId }) => {
+      if (gone) {
+        gone = false;
+        throw new Error('broker not found');
+      }
+      return { nodeId };
+    };
+    expect(await Cluster.prototype.findGroupCoordinator.call(fake, { groupId: 'tx-3', coordinatorType: 1 })).toEqual({ nodeId: 7 });
+    expect(fake.lookups).toBe(2);
+  });
+});

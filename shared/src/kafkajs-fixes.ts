@@ -30,8 +30,17 @@
  * is first required, which kafkajs does lazily on the first produce; the fix puts the faster
  * function in the module cache before that. `applyKafkajsFixes` is called where the services
  * create their Kafka client, before anything is produced.
+ *
+ * Coordinator lookups (`coordinator-cache.ts`): kafkajs asks the cluster for the transaction
+ * coordinator before every transactional request and for the group coordinator before every
+ * transactional offset commit — a FindCoordinator round trip in front of each, in series.
+ * `Cluster.findGroupCoordinator` now answers from a cache, filled by kafkajs's own lookup; a
+ * request to a coordinator (those in `COORDINATOR_REQUESTS`) that fails because the broker is
+ * not the coordinator, or that gets no answer, empties it, so a coordinator that moved or went
+ * away is looked up again on the retry, as kafkajs did.
  */
 import { createRequire } from 'node:module';
+import { coordinatorMayHaveMoved, CoordinatorCache } from './coordinator-cache.js';
 import { crc32c } from './crc32c.js';
 
 /** kafkajs's own interval for re-checking a queue with requests waiting. */
@@ -91,6 +100,10 @@ export function applyKafkajsFixes(): boolean {
   fixEncoderAllocation(Encoder);
   fixVarints(Encoder);
   fixRecordBatchCrc();
+  fixCoordinatorLookups(
+    require('kafkajs/src/cluster/index.js') as { prototype: ClusterInternals },
+    require('kafkajs/src/broker/index.js') as { prototype: Record<string, unknown> },
+  );
   applied = true;
   return true;
 }
@@ -144,4 +157,65 @@ function fixRecordBatchCrc(): void {
   if (!cached) return;
   cached.exports = crc32c;
   crcFixed = true;
+}
+
+interface CoordinatorBroker {
+  nodeId: number | null;
+}
+interface ClusterInternals {
+  findGroupCoordinator(args: { groupId: string; coordinatorType?: number }): Promise<CoordinatorBroker>;
+  findBroker(args: { nodeId: number }): Promise<CoordinatorBroker>;
+}
+
+/** Longest a coordinator found is trusted while no request to a coordinator fails. */
+const COORDINATOR_TTL_MS = 30_000;
+
+/** The Broker requests kafkajs sends to a group or transaction coordinator it looked up. */
+export const COORDINATOR_REQUESTS = [
+  'heartbeat',
+  'joinGroup',
+  'leaveGroup',
+  'syncGroup',
+  'offsetCommit',
+  'offsetFetch',
+  'describeGroups',
+  'initProducerId',
+  'addPartitionsToTxn',
+  'addOffsetsToTxn',
+  'txnOffsetCommit',
+  'endTxn',
+] as const;
+
+function fixCoordinatorLookups(Cluster: { prototype: ClusterInternals }, Broker: { prototype: Record<string, unknown> }): void {
+  const caches = new WeakMap<ClusterInternals, CoordinatorCache>();
+  const lookUp = Cluster.prototype.findGroupCoordinator;
+  Cluster.prototype.findGroupCoordinator = async function findGroupCoordinator(this: ClusterInternals, args) {
+    const { groupId, coordinatorType = 0 } = args;
+    let cache = caches.get(this);
+    if (!cache) caches.set(this, (cache = new CoordinatorCache({ ttlMs: COORDINATOR_TTL_MS })));
+    const nodeId = cache.get(groupId, coordinatorType);
+    if (nodeId !== undefined) {
+      try {
+        return await this.findBroker({ nodeId });
+      } catch {
+        // Gone from the metadata: kafkajs's own lookup refreshes it.
+        cache.forget(groupId, coordinatorType);
+      }
+    }
+    const coordinator = await lookUp.call(this, args);
+    if (typeof coordinator.nodeId === 'number') cache.set(groupId, coordinatorType, coordinator.nodeId);
+    return coordinator;
+  };
+  for (const name of COORDINATOR_REQUESTS) {
+    const request = Broker.prototype[name];
+    if (typeof request !== 'function') throw new Error(`kafkajs Broker has no ${name}()`);
+    Broker.prototype[name] = async function coordinatorRequest(this: unknown, ...args: unknown[]): Promise<unknown> {
+      try {
+        return await (request as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+      } catch (error) {
+        if (coordinatorMayHaveMoved(error)) CoordinatorCache.forgetAll();
+        throw error;
+      }
+    };
+  }
 }
