@@ -33,8 +33,12 @@ export const dispatcherEnv = {
   DELIVERY_MAX_BUFFERED_BYTES: envTypes.positiveInt(32 * MIB),
   /** Outcome records settled but not yet committed (held until the offsets before them settle); fetching waits beyond. */
   DELIVERY_MAX_STAGED_BYTES: envTypes.positiveInt(64 * MIB),
-  /** How often settled outcomes and offsets are committed (one transaction each time, when there is anything). */
-  DELIVERY_COMMIT_INTERVAL: envTypes.duration('100ms'),
+  /**
+   * How often settled outcomes and offsets are committed (one transaction each time, when
+   * there is anything). No delivery waits for it; a longer interval means fewer transactions
+   * for the broker, and more deliveries sent again after a crash (those of the last interval).
+   */
+  DELIVERY_COMMIT_INTERVAL: envTypes.duration('250ms'),
   /** Largest record the dispatcher writes (the broker's or topic's max.message.bytes, less headroom). */
   KAFKA_MAX_RECORD_BYTES: envTypes.positiveInt(1_000_000),
   /** 410 Gone from every URL of a destination disables it (written to the config topic). */
