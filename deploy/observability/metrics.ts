@@ -67,6 +67,9 @@ export const TRIBUTARY_METRICS: readonly MetricDefinition[] = [
   // Every consuming service sets aside the records it can never handle.
   metric('tributary_quarantined_total', 'counter', ['topic', 'reason'], ['router', 'dispatcher', 'retry-scheduler', 'indexer']),
 
+  // Every service counts the requests it sends to Kafka, by protocol API (shared/src/kafka-requests.ts).
+  metric('tributary_kafka_requests_total', 'counter', ['api'], SERVICES),
+
   // Every service that consumes reports the lag of its groups, measured at the broker
   // (shared/src/consumer-lag.ts).
   metric('tributary_consumer_lag', 'gauge', ['group', 'topic', 'partition'], ['router', 'dispatcher', 'retry-scheduler', 'indexer']),

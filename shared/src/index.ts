@@ -28,3 +28,4 @@ export * from './consumer-lag.js';
 export * from './admin/index.js';
 export * from './group-commit.js';
 export * from './kafkajs-fixes.js';
+export * from './kafka-requests.js';

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { afterEach, describe, expect, it } from 'vitest';
 import { applyKafkajsFixes, recordBatchCrcFixed } from './kafkajs-fixes.js';
+import { kafkaRequestsSent } from './kafka-requests.js';
 
 const require = createRequire(import.meta.url);
 type Queue = { pending: unknown[]; throttledUntil: number; throttleCheckTimeoutId: NodeJS.Timeout | null; scheduleCheckPendingRequests(): void; checkPendingRequests(): void };
@@ -162,5 +163,16 @@ describe('kafkajs coordinator lookups', () => {
     };
     expect(await Cluster.prototype.findGroupCoordinator.call(fake, { groupId: 'tx-3', coordinatorType: 1 })).toEqual({ nodeId: 7 });
     expect(fake.lookups).toBe(2);
+  });
+});
+
+describe('kafkajs request counting', () => {
+  it('counts each request a Connection sends, by API', async () => {
+    applyKafkajsFixes();
+    const Connection = require('kafkajs/src/network/connection.js') as { prototype: { send(this: object, args: object): Promise<unknown> } };
+    const before = kafkaRequestsSent().get('ApiVersions') ?? 0;
+    // No socket behind it: kafkajs's send fails after the count, as a request to a lost broker does.
+    await Connection.prototype.send.call({}, { request: { apiName: 'ApiVersions' } }).catch(() => undefined);
+    expect(kafkaRequestsSent().get('ApiVersions')).toBe(before + 1);
   });
 });

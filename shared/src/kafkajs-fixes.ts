@@ -38,10 +38,14 @@
  * request to a coordinator (those in `COORDINATOR_REQUESTS`) that fails because the broker is
  * not the coordinator, or that gets no answer, empties it, so a coordinator that moved or went
  * away is looked up again on the retry, as kafkajs did.
+ *
+ * Not a fix: every request sent is counted at kafkajs's Connection (`kafka-requests.ts`), for
+ * `tributary_kafka_requests_total`.
  */
 import { createRequire } from 'node:module';
 import { coordinatorMayHaveMoved, CoordinatorCache } from './coordinator-cache.js';
 import { crc32c } from './crc32c.js';
+import { noteKafkaRequest } from './kafka-requests.js';
 
 /** kafkajs's own interval for re-checking a queue with requests waiting. */
 const CHECK_PENDING_REQUESTS_INTERVAL_MS = 10;
@@ -104,6 +108,7 @@ export function applyKafkajsFixes(): boolean {
     require('kafkajs/src/cluster/index.js') as { prototype: ClusterInternals },
     require('kafkajs/src/broker/index.js') as { prototype: Record<string, unknown> },
   );
+  countRequests(require('kafkajs/src/network/connection.js') as { prototype: ConnectionInternals });
   applied = true;
   return true;
 }
@@ -218,4 +223,17 @@ function fixCoordinatorLookups(Cluster: { prototype: ClusterInternals }, Broker:
       }
     };
   }
+}
+
+interface ConnectionInternals {
+  send(args: { request: { apiName: string } }): Promise<unknown>;
+}
+
+/** Every request, counted as it is sent (`kafka-requests.ts`). */
+function countRequests(Connection: { prototype: ConnectionInternals }): void {
+  const send = Connection.prototype.send;
+  Connection.prototype.send = function countedSend(this: ConnectionInternals, args) {
+    noteKafkaRequest(args.request.apiName);
+    return send.call(this, args);
+  };
 }

@@ -4,6 +4,7 @@
  * counters and histograms with `registers: [metrics.registry]`.
  */
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { registerKafkaRequestsMetric } from './kafka-requests.js';
 
 export interface Metrics {
   registry: Registry;
@@ -13,6 +14,7 @@ export function createMetrics(service: string): Metrics {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
   collectDefaultMetrics({ register: registry });
+  registerKafkaRequestsMetric(registry);
   return { registry };
 }
 

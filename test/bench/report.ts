@@ -2,6 +2,7 @@
 import type { ProfileSummary } from './cpu-profile.js';
 import type { LatencySummary } from './histogram.js';
 import type { BenchResult, PhaseResult, ProcessUsage } from './result.js';
+import type { KafkaRequestRates } from './service-metrics.js';
 
 export function int(value: number): string {
   return Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : '–';
@@ -24,6 +25,26 @@ function latencyCell(latency: LatencySummary): string {
   return `${ms(latency.p50Ms)} / ${ms(latency.p95Ms)} / ${ms(latency.p99Ms)} / ${ms(latency.maxMs)}`;
 }
 
+function requestsCell(rates: KafkaRequestRates | undefined): string {
+  if (!rates) return '–';
+  const services = Object.entries(rates.byService)
+    .filter(([, rate]) => rate.perSecond > 0)
+    .map(([service, rate]) => `${service} ${int(rate.perSecond)} (${int(rate.per1kEvents)})`)
+    .join(', ');
+  return `**${int(rates.perSecond)} (${int(rates.per1kEvents)})**: ${services}`;
+}
+
+/** The APIs the services call most, largest first. */
+function topApis(rates: KafkaRequestRates | undefined, count = 8): string {
+  if (!rates) return '–';
+  return Object.entries(rates.byApi)
+    .filter(([, perSecond]) => perSecond >= 0.5)
+    .sort(([, a], [, b]) => b - a)
+    .slice(0, count)
+    .map(([api, perSecond]) => `${api} ${int(perSecond)}`)
+    .join(', ');
+}
+
 function phaseTable(max: PhaseResult, steady: PhaseResult): string[] {
   const rows: Array<[string, (p: PhaseResult) => string]> = [
     ['offered, events/s', (p) => int(p.offeredRate)],
@@ -43,6 +64,8 @@ function phaseTable(max: PhaseResult, steady: PhaseResult): string[] {
       'router transactions/s, mean deliveries, mean ms',
       ({ transactions: { router } }) => `${int(router.perSecond)}, ${int(router.meanDeliveries)}, ${ms(router.meanMs)}`,
     ],
+    ['Kafka requests from the services, per second (per 1,000 events)', ({ kafkaRequests }) => requestsCell(kafkaRequests)],
+    ['… of which, per second', ({ kafkaRequests }) => topApis(kafkaRequests)],
   ];
   return [
     `| | ${max.label} | ${steady.label} |`,

@@ -3,7 +3,7 @@ import type { ChartPhase, ChartPoint } from './chart.js';
 import type { ProfileSummary } from './cpu-profile.js';
 import type { LatencySummary } from './histogram.js';
 import type { RampPolicy, StepVerdict } from './ramp.js';
-import type { TransactionRates } from './service-metrics.js';
+import type { KafkaRequestRates, TransactionRates } from './service-metrics.js';
 
 export interface MachineInfo {
   cpuModel: string;
@@ -57,6 +57,8 @@ export interface PhaseResult {
   processes: ProcessUsage[];
   /** Kafka transactions of ingest and the router, from their /metrics. */
   transactions: TransactionRates;
+  /** Requests the services sent to Kafka (`tributary_kafka_requests_total`); absent in results older than it. */
+  kafkaRequests?: KafkaRequestRates;
 }
 
 export interface KafkaLag {

@@ -37,7 +37,7 @@ import { DELIVERY_PATH, parseNoisyOptions, parseOptions, scenarioOf, SERVICES, U
 import { cpuBudget } from './cpu-budget.js';
 import { findStackJvms } from './proc.js';
 import { forkChild, ProcessTable, stopChild, type Child } from './children.js';
-import { readTransactionCounters, transactionRates } from './service-metrics.js';
+import { kafkaRequestRates, readKafkaRequests, readTransactionCounters, transactionRates } from './service-metrics.js';
 import type {
   GeneratorCommand,
   GeneratorFinal,
@@ -413,8 +413,10 @@ async function main(options: BenchOptions): Promise<void> {
     if (!rampDrain.drained) notes.push(`the ramp's backlog had not drained after ${DRAIN_TIMEOUT_MS / 1000} s; phase (a) started on top of it`);
 
     const readTransactions = () => readTransactionCounters(ingest.url, services.get('router')!.url);
+    const readRequests = () => readKafkaRequests([...services].map(([name, service]) => ({ name, url: service.url })));
     const phase = async (name: string, label: string, tag: string, rate: number, seconds: number) => {
       const transactionsStart = await readTransactions();
+      const requestsStart = await readRequests();
       const cpuStart = processes.snapshot();
       const start = await flushed();
       const fromMicros = monotonicMicros();
@@ -425,6 +427,7 @@ async function main(options: BenchOptions): Promise<void> {
       const toS = elapsed();
       const cpuEnd = processes.snapshot();
       const transactionsEnd = await readTransactions();
+      const requestsEnd = await readRequests();
       const backlogAtEnd = end.accepted - end.delivered;
       const drained = await drain(DRAIN_TIMEOUT_MS);
       const lag = await kafkaLag(admin, topics, withIndexer);
@@ -452,6 +455,7 @@ async function main(options: BenchOptions): Promise<void> {
           drained: drained.drained,
           processes: processes.usage(cpuStart, cpuEnd, actualSeconds, delivered),
           transactions: transactionRates(transactionsStart, transactionsEnd, actualSeconds),
+          kafkaRequests: kafkaRequestRates(requestsStart, requestsEnd, actualSeconds, delivered),
         },
       };
     };
