@@ -49,6 +49,16 @@ function histogramQuantile(q: number, cumulative: Array<{ le: number; count: num
   return lower;
 }
 
+/** The scheduler's transactions (EndTxn requests), Kafka requests and CPU so far. */
+async function cost(url: string): Promise<{ transactions: number; requests: number; cpuSeconds: number }> {
+  const [transactions, requests, cpuSeconds] = await Promise.all([
+    metricValue(url, 'tributary_kafka_requests_total', { api: 'EndTxn' }),
+    metricValue(url, 'tributary_kafka_requests_total'),
+    metricValue(url, 'process_cpu_seconds_total'),
+  ]);
+  return { transactions, requests, cpuSeconds };
+}
+
 function exactQuantile(q: number, sorted: number[]): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
 }
@@ -58,12 +68,14 @@ it(`releases ${RETRIES} pending retries close to their due times`, async () => {
   await stack.open();
   const scheduler = await startService('retry-scheduler', { env: stack.env({ INSTANCE_ID: 'due-lag-bench', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info' }) });
   try {
+    const costBefore = await cost(scheduler.url);
     const start = Date.now() + LEAD_MS;
     const records = Array.from({ length: RETRIES }, (_, index) => retryRecord('10s', start + Math.floor((index * SPREAD_MS) / RETRIES), { firstAttemptAt: start - 10_000 }));
     await stack.writeRetries(records);
     const pendingAtStart = await metricValue(scheduler.url, 'tributary_retry_pending_records', { tier: '10s' });
     await expect.poll(() => metricValue(scheduler.url, 'tributary_retries_released_total', { tier: '10s' }), { timeout: LEAD_MS + SPREAD_MS + 60_000, interval: 250 }).toBe(RETRIES);
 
+    const costAfter = await cost(scheduler.url);
     const histogram = await buckets(scheduler.url, 'tributary_retry_due_lag_seconds', '10s');
     const dueAt = new Map(records.map((record) => [record.delivery.deliveryId, record.dueAt]));
     const exact = (await stack.deliveries()).map(({ key, timestamp }) => timestamp - dueAt.get(key)!).sort((a, b) => a - b);
@@ -76,6 +88,8 @@ it(`releases ${RETRIES} pending retries close to their due times`, async () => {
         `[due-lag] ${RETRIES} retries due over ${SPREAD_MS / 1000} s on one tier (2 partitions); ${pendingAtStart} pending when measured before the first was due`,
         `[due-lag] histogram (tributary_retry_due_lag_seconds, release commit − dueAt): p50 ${ms(histogramQuantile(0.5, histogram))}, p99 ${ms(histogramQuantile(0.99, histogram))}`,
         `[due-lag] exact (record timestamp − dueAt): p50 ${exactQuantile(0.5, exact)} ms, p99 ${exactQuantile(0.99, exact)} ms, max ${exact[exact.length - 1]} ms`,
+        `[due-lag] cost: ${costAfter.transactions - costBefore.transactions} transactions, ${costAfter.requests - costBefore.requests} Kafka requests, ` +
+          `${(((costAfter.cpuSeconds - costBefore.cpuSeconds) * 1e6) / RETRIES).toFixed(0)} µs of the scheduler's CPU per release (the whole process, idle included)`,
       ].join('\n'),
     );
   } finally {
