@@ -30,6 +30,28 @@ afterEach(() => {
 });
 
 describe('ProduceBatcher', () => {
+  it('says a transaction stalled once it is in flight for the timeout, and says so no more when it ends', async () => {
+    vi.useFakeTimers();
+    const { send, transactions } = controlledSend();
+    const told: boolean[] = [];
+    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 1_000, maxPendingBytes: 1e9, onStalled: (stalled) => told.push(stalled) });
+    const first = promiseState(batcher.submit([record('a')]));
+    await vi.advanceTimersByTimeAsync(999);
+    expect(told).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(told).toEqual([true]);
+    expect(first.value).toBeInstanceOf(ProduceTimeoutError);
+    transactions[0]!.fail(new Error('broker away'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(told).toEqual([true, false]);
+    // A transaction that ends in time says nothing.
+    const second = promiseState(batcher.submit([record('b')]));
+    transactions[1]!.commit();
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(second.value).toBe('committed');
+    expect(told).toEqual([true, false]);
+  });
+
   it('starts a transaction at once when none is in flight', async () => {
     const { send, transactions } = controlledSend();
     const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 10_000, maxPendingBytes: 1e9 });

@@ -46,6 +46,13 @@ export interface ProduceBatcherOptions {
   maxPendingBytes: number;
   timeoutMs: number;
   onTransaction?: (report: TransactionReport) => void;
+  /**
+   * Told `true` when a transaction has been in flight for `timeoutMs` — Kafka is not
+   * acknowledging, and every request now waiting will time out — and `false` when that
+   * transaction ends, committed or not. Readiness follows it: how soon kafkajs gives a stuck
+   * transaction up depends on its retries, not on this service's deadline.
+   */
+  onStalled?: (stalled: boolean) => void;
 }
 
 export class ProduceTimeoutError extends Error {
@@ -182,11 +189,19 @@ export class ProduceBatcher {
     const started = performance.now();
     let error: unknown;
     let failed = false;
+    let stalled = false;
+    const stallTimer = setTimeout(() => {
+      stalled = true;
+      this.options.onStalled?.(true);
+    }, this.options.timeoutMs);
     try {
       await this.options.send(records);
     } catch (caught) {
       failed = true;
       error = caught;
+    } finally {
+      clearTimeout(stallTimer);
+      if (stalled) this.options.onStalled?.(false);
     }
     const report: TransactionReport = { records: records.length, bytes, requests: group.length, durationMs: performance.now() - started };
     if (failed) report.error = error;

@@ -45,7 +45,15 @@ await runService({
       maxPendingBytes: env.INGEST_MAX_BYTES_IN_FLIGHT,
       timeoutMs: env.INGEST_PRODUCE_TIMEOUT,
       onTransaction: transactionObserver(ingestMetrics, logger),
+      // Unready while a transaction has gone unacknowledged for INGEST_PRODUCE_TIMEOUT (the
+      // broker away, as a rule): requests get 503 at once instead of each waiting out the
+      // deadline, and load balancers see it within that time, whatever kafkajs's retries do.
+      onStalled: (stalled) => {
+        readiness.set('kafka acknowledging', !stalled);
+        if (stalled) logger.warn({ timeoutMs: env.INGEST_PRODUCE_TIMEOUT }, 'a Kafka transaction is unacknowledged past the produce timeout; not ready until it ends');
+      },
     });
+    readiness.set('kafka acknowledging', true);
 
     const app = createHttpServer({
       logger,
