@@ -29,7 +29,8 @@ beforeAll(async () => {
   // A second view of the same topics that also sees records of transactions never committed.
   uncommitted = new TestPipeline(namespace, ladder);
   await uncommitted.start({ readUncommitted: true });
-  // Enough failures in a row never open the circuit here: every delivery gets its attempt.
+  // The circuit never opens here (neither rule: failures in a row, failure ratio), so every
+  // delivery gets its attempt and its attempt record.
   await committed.putDestination(webhooksDestination('down', [{ url: receiver.url('/down') }]));
 });
 
@@ -41,7 +42,7 @@ afterAll(async () => {
 });
 
 async function startDispatcher(extra: Record<string, string> = {}): Promise<RunningService> {
-  const service = await startService('dispatcher', { env: committed.env({ INSTANCE_ID, CIRCUIT_FAILURES: '1000000', ...extra }) });
+  const service = await startService('dispatcher', { env: committed.env({ INSTANCE_ID, CIRCUIT_FAILURES: '1000000', CIRCUIT_MIN_REQUESTS: '1000000', ...extra }) });
   running.push(service);
   return service;
 }
