@@ -34,10 +34,11 @@ export class CoordinatorCache {
 
   /** The node last found for the key, unless a coordinator failed since or it is too old. */
   get(key: string, coordinatorType: number): number | undefined {
-    const entry = this.entries.get(cacheKey(key, coordinatorType));
+    const at = cacheKey(key, coordinatorType);
+    const entry = this.entries.get(at);
     if (!entry) return undefined;
     if (entry.generation !== generation || this.now() - entry.foundAt >= this.options.ttlMs) {
-      this.entries.delete(cacheKey(key, coordinatorType));
+      this.entries.delete(at);
       return undefined;
     }
     return entry.nodeId;

@@ -1,6 +1,6 @@
 import type { Message, Transaction } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { chunkMessages, MAX_PRODUCE_REQUEST_BYTES, sendInChunks, type TopicMessages } from './transactions.js';
+import { chunkMessages, groupByTopic, MAX_PRODUCE_REQUEST_BYTES, sendInChunks, type TopicMessages } from './transactions.js';
 
 const message = (label: string, bytes: number): Message => ({ key: Buffer.from(label), value: Buffer.alloc(Math.max(0, bytes - label.length)) });
 const labels = (chunks: Message[][]) => chunks.map((chunk) => chunk.map((m) => String(m.key)));
@@ -59,5 +59,18 @@ describe('sendInChunks', () => {
     const { requests, transaction } = recorder();
     await sendInChunks(transaction, [{ topic: 't', messages: [] }]);
     expect(requests).toEqual([]);
+  });
+});
+
+describe('groupByTopic', () => {
+  it('makes one batch per topic, in first-seen order, keeping each topic’s records in order', () => {
+    const a1 = { topic: 'a', key: '1', value: Buffer.from('x') };
+    const b1 = { topic: 'b', key: '2', value: null };
+    const a2 = { topic: 'a', key: '3', value: Buffer.from('y') };
+    expect(groupByTopic([a1, b1, a2])).toEqual([
+      { topic: 'a', messages: [{ key: '1', value: a1.value }, { key: '3', value: a2.value }] },
+      { topic: 'b', messages: [{ key: '2', value: null }] },
+    ]);
+    expect(groupByTopic([])).toEqual([]);
   });
 });

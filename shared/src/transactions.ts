@@ -62,6 +62,17 @@ export interface TopicMessages {
   messages: Message[];
 }
 
+/** Records for several topics as `sendInChunks` takes them: one batch per topic, in first-seen order. */
+export function groupByTopic(records: Iterable<{ topic: string; key: Message['key']; value: Message['value'] }>): TopicMessages[] {
+  const topics = new Map<string, Message[]>();
+  for (const { topic, key, value } of records) {
+    let messages = topics.get(topic);
+    if (!messages) topics.set(topic, (messages = []));
+    messages.push({ key, value });
+  }
+  return [...topics].map(([topic, messages]) => ({ topic, messages }));
+}
+
 /**
  * Sends the batches within `transaction` in as few produce requests as the broker accepts:
  * one request for everything up to MAX_PRODUCE_REQUEST_BYTES, across topics.

@@ -35,7 +35,7 @@ import { adminCaller, benchServiceEnv, deleteNamespace, SHARED_SECRET } from './
 import { BitSet } from './bitset.js';
 import { forkChild, ProcessTable, stopChild, type Child } from './children.js';
 import { LatencyHistogram, type LatencySummary } from './histogram.js';
-import { SERVICES, type BenchService } from './options.js';
+import { SERVICES, settingsNote, type BenchService } from './options.js';
 import { findStackJvms } from './proc.js';
 import type { FailingReceiverReport, GeneratorCommand, GeneratorFinal, GeneratorReport, ReceiverCommand, ReceiverFinal, ReceiverReport } from './protocol.js';
 import { int, ms } from './report.js';
@@ -525,10 +525,4 @@ async function writeNoisyResults(result: NoisyResult, stamp: string, label: stri
   await writeFile(join(RESULTS_DIR, 'noisy-neighbour-latest.json'), `${JSON.stringify(result, null, 2)}\n`);
   process.stdout.write(`\n${markdown}\n`);
   say(`results: test/bench/results/${base}.{json,md} (and noisy-neighbour-latest.*)`);
-}
-
-/** The `--set` settings, as they read in the report's header (nothing when there were none). */
-export function settingsNote(settings: Record<string, string> | undefined): string {
-  const pairs = Object.entries(settings ?? {});
-  return pairs.length === 0 ? '' : `; set: ${pairs.map(([key, value]) => `${key}=${value}`).join(', ')}`;
 }

@@ -120,6 +120,12 @@ export function parseSettings(pairs: string[] | undefined): Record<string, strin
   return settings;
 }
 
+/** The `--set` settings, as they read in a report's header (nothing when there were none). */
+export function settingsNote(settings: Record<string, string> | undefined): string {
+  const pairs = Object.entries(settings ?? {});
+  return pairs.length === 0 ? '' : `; set: ${pairs.map(([key, value]) => `${key}=${value}`).join(', ')}`;
+}
+
 function positive(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback;
   const value = Number(text);

@@ -19,8 +19,8 @@
  *   authorisation failure) makes the service unready and stops it for a restart, rather
  *   than leaving every destination silently stuck behind a transaction that can never commit.
  */
-import type { Kafka, Message } from 'kafkajs';
-import { committedPositions, sendInChunks, TransactionOutcomeUnknown, type Logger, type Readiness, type TopicMessages, type TransactionalOutput } from '@tributary/shared';
+import type { Kafka } from 'kafkajs';
+import { committedPositions, groupByTopic, sendInChunks, TransactionOutcomeUnknown, type Logger, type Readiness, type TransactionalOutput } from '@tributary/shared';
 import { outputBytes, type LedgerBatch, type Output, type PartitionLedger } from './ledger.js';
 import type { DispatcherMetrics } from './metrics.js';
 
@@ -160,7 +160,7 @@ export class OutcomeWriter {
     const started = performance.now();
     try {
       await output.run(async (transaction) => {
-        await sendInChunks(transaction, byTopic([...pending.flatMap(({ batch }) => batch.outputs), ...extras]));
+        await sendInChunks(transaction, groupByTopic([...pending.flatMap(({ batch }) => batch.outputs), ...extras]));
         for (const [groupId, topics] of offsetsByGroup(pending)) {
           await transaction.sendOffsets({ consumerGroupId: groupId, topics });
         }
@@ -225,16 +225,6 @@ export class OutcomeWriter {
       }
     }
   }
-}
-
-function byTopic(outputs: Output[]): TopicMessages[] {
-  const topics = new Map<string, Message[]>();
-  for (const { topic, key, value } of outputs) {
-    let messages = topics.get(topic);
-    if (!messages) topics.set(topic, (messages = []));
-    messages.push({ key, value });
-  }
-  return [...topics].map(([topic, messages]) => ({ topic, messages }));
 }
 
 function offsetsByGroup(pending: Pending[]): Map<string, Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }>> {

@@ -33,12 +33,13 @@
  * resolved offset; when even the outcome is unknown, the committed offset is read back
  * and the partition rewound to it first.
  */
-import type { EachBatchPayload, Kafka, KafkaMessage, TopicMessages } from 'kafkajs';
+import type { EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { deliveryKey, type DeadLetter, type RetryRecord, type TopicNames } from '@tributary/schemas';
 import {
   BatchFailed,
   committedPositions,
   GroupCommit,
+  groupByTopic,
   quarantineMessage,
   sendInChunks,
   SupervisedConsumer,
@@ -315,28 +316,23 @@ export class TierScheduler {
   /** One transaction for the chunks of every partition that has one ready. */
   private async commit(chunks: PartitionChunk[]): Promise<void> {
     const { output, metrics, logger, groupId, tier } = this.options;
-    const byTopic = new Map<string, TopicMessages>();
+    const records: Array<{ topic: string; key: string | undefined; value: Buffer }> = [];
     const offsets = new Map<number, string>();
     for (const { partition, prepared, nextOffset } of chunks) {
-      for (const { topic, key, value } of prepared) {
-        if (!topic || !value) continue;
-        let entry = byTopic.get(topic);
-        if (!entry) byTopic.set(topic, (entry = { topic, messages: [] }));
-        entry.messages.push({ key, value });
-      }
+      for (const { topic, key, value } of prepared) if (topic && value) records.push({ topic, key, value });
       const before = offsets.get(partition);
       if (before === undefined || BigInt(nextOffset) > BigInt(before)) offsets.set(partition, nextOffset);
     }
-    const records = chunks.reduce((sum, chunk) => sum + chunk.prepared.length, 0);
     try {
       await output.run(async (transaction) => {
-        if (byTopic.size > 0) await sendInChunks(transaction, [...byTopic.values()]);
+        if (records.length > 0) await sendInChunks(transaction, groupByTopic(records));
         const partitions = [...offsets].map(([partition, offset]) => ({ partition, offset }));
         await transaction.sendOffsets({ consumerGroupId: groupId, topics: [{ topic: this.topic, partitions }] });
       });
     } catch (error) {
       metrics.transactionFailures.inc({ tier });
-      logger.error({ err: error, tier, partitions: [...offsets.keys()], records }, 'release transaction failed; the records will be handled again');
+      const handled = chunks.reduce((sum, chunk) => sum + chunk.prepared.length, 0);
+      logger.error({ err: error, tier, partitions: [...offsets.keys()], records: handled }, 'release transaction failed; the records will be handled again');
       throw error;
     }
     const committedAt = Date.now();
