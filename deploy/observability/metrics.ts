@@ -30,6 +30,7 @@ export const TRIBUTARY_METRICS: readonly MetricDefinition[] = [
   metric('tributary_ingest_requests_total', 'counter', ['route', 'status'], ['ingest']),
   metric('tributary_ingest_messages_total', 'counter', ['type'], ['ingest']),
   metric('tributary_ingest_batch_size', 'histogram', [], ['ingest']),
+  metric('tributary_ingest_overflow_messages_total', 'counter', [], ['ingest']),
   metric('tributary_ingest_produce_duration_seconds', 'histogram', [], ['ingest']),
   metric('tributary_ingest_transaction_size', 'histogram', [], ['ingest']),
 

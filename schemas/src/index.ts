@@ -17,6 +17,13 @@ import { recordUnionHook } from './avro-record-union.js';
 export interface TopicNames {
   namespace: string;
   ingest: string;
+  /**
+   * The overflow lane of ingest: what a source sends beyond its share of the main ingest
+   * topic (INGEST_SOURCE_RATE). The router reads it with a consumer of its own and gives
+   * the main topic's chunks the next transaction, so one source's burst queues here, not in
+   * front of every other source. Written by ingest only; producers write to `ingest`.
+   */
+  ingestOverflow: string;
   config: string;
   deliveries: string;
   /**
@@ -53,6 +60,7 @@ export function topicNames(namespace = 'tributary'): TopicNames {
   return {
     namespace,
     ingest: `${namespace}.ingest.v1`,
+    ingestOverflow: `${namespace}.ingest.overflow.v1`,
     config: `${namespace}.config.v1`,
     deliveries: `${namespace}.deliveries.v1`,
     dueRetries: `${namespace}.deliveries.retries.v1`,

@@ -76,6 +76,8 @@ export const envTypes = {
       .prefault(fallback ? 'true' : 'false'),
   port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
   positiveInt: (fallback: number) => z.coerce.number().int().positive().default(fallback),
+  /** 0 or more; 0 usually turns the feature off. */
+  nonNegativeInt: (fallback: number) => z.coerce.number().int().nonnegative().default(fallback),
   /** A share above 0 and at most 1, e.g. 0.5. */
   ratio: (fallback: number) => z.coerce.number().gt(0, { message: 'must be above 0' }).max(1, { message: 'must be at most 1' }).default(fallback),
   url: () => z.url({ message: 'must be an absolute URL, e.g. http://127.0.0.1:8081' }),

@@ -52,6 +52,23 @@ describe('GroupCommit', () => {
     expect(transactions).toHaveLength(1);
   });
 
+  it('gives the next transaction to the chunks of the highest priority, in arrival order within one', async () => {
+    const { commit, transactions, labels } = controlledCommit();
+    const group = new GroupCommit<Chunk>({ maxRecords: 20, records: (chunk) => chunk.records, commit, priority: (chunk) => (chunk.label.startsWith('main') ? 1 : 0) });
+    void group.submit({ label: 'overflow-a', records: 10 });
+    await nextTurn();
+    for (const label of ['overflow-b', 'overflow-c', 'main-a', 'overflow-d', 'main-b']) void group.submit({ label, records: 10 });
+    transactions[0]!.commit();
+    await nextTurn();
+    expect(labels(1)).toEqual(['main-a', 'main-b']);
+    transactions[1]!.commit();
+    await nextTurn();
+    expect(labels(2)).toEqual(['overflow-b', 'overflow-c']);
+    transactions[2]!.commit();
+    await nextTurn();
+    expect(labels(3)).toEqual(['overflow-d']);
+  });
+
   it('holds chunks submitted during a transaction for the next one', async () => {
     const { commit, transactions, labels } = controlledCommit();
     const group = groupCommit(commit);

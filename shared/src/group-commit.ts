@@ -14,7 +14,9 @@
  * decoding without I/O — submit theirs. Chunks submitted while a transaction is in flight
  * wait for the next one.
  * A transaction takes queued chunks in arrival order up to `maxRecords` ingest records (a
- * chunk larger than that alone still gets a transaction of its own). Each chunk's promise
+ * chunk larger than that alone still gets a transaction of its own) — those of the highest
+ * `priority` first, when one is given: the router's main ingest lane goes ahead of its
+ * overflow lane, so a chunk of the main lane waits at most for the transaction in flight. Each chunk's promise
  * settles with its transaction: resolved once committed, rejected with the transaction's
  * error otherwise — so every `eachBatch` of a failed transaction throws and kafkajs
  * fetches its records again.
@@ -26,6 +28,8 @@ export interface GroupCommitOptions<C> {
   /** How long the first chunk waits for others before a transaction starts; 0 = one event-loop turn. */
   lingerMs?: number;
   records(chunk: C): number;
+  /** Higher goes first; equal priorities keep their arrival order. Default: all equal. */
+  priority?(chunk: C): number;
   /** Commits the chunks in one transaction: resolves once committed, rejects otherwise. */
   commit(chunks: C[]): Promise<void>;
 }
@@ -74,15 +78,23 @@ export class GroupCommit<C> {
   }
 
   private take(): Array<Waiting<C>> {
-    const { maxRecords, records } = this.options;
+    const { maxRecords, records, priority } = this.options;
+    // Array.prototype.sort is stable: arrival order holds within a priority.
+    const ordered = priority ? [...this.queue].sort((a, b) => priority(b.chunk) - priority(a.chunk)) : this.queue;
     let total = 0;
     let count = 0;
-    for (const { chunk } of this.queue) {
+    for (const { chunk } of ordered) {
       const size = records(chunk);
       if (count > 0 && total + size > maxRecords) break;
       total += size;
       count++;
     }
-    return this.queue.splice(0, count);
+    const taken = ordered.slice(0, count);
+    if (ordered === this.queue) this.queue.splice(0, count);
+    else {
+      const chosen = new Set(taken);
+      this.queue = this.queue.filter((waiting) => !chosen.has(waiting));
+    }
+    return taken;
   }
 }

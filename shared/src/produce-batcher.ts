@@ -25,6 +25,8 @@
 export interface ProduceRecord {
   key: Buffer;
   value: Buffer;
+  /** The topic, for a writer that serves more than one (ingest's two lanes); otherwise the writer's own. */
+  topic?: string;
 }
 
 /** Writes records in one transaction: resolves once committed, rejects if aborted or failed. */

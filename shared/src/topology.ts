@@ -22,6 +22,7 @@ export function topicDefinitions(
   const dedupRetentionMs = options.dedupWindowMs ?? DAY_MS;
   const definitions: TopicDefinition[] = [
     { topic: topics.ingest, schema: 'ingest', config: { 'retention.ms': String(7 * DAY_MS) } },
+    { topic: topics.ingestOverflow, schema: 'ingest', config: { 'retention.ms': String(7 * DAY_MS) } },
     // One partition keeps the config history totally ordered; it is small and read whole.
     { topic: topics.config, schema: 'config', numPartitions: 1, config: { 'cleanup.policy': 'compact', 'min.compaction.lag.ms': '0' } },
     { topic: topics.deliveries, schema: 'delivery', config: { 'retention.ms': String(7 * DAY_MS) } },

@@ -39,7 +39,7 @@ export interface BenchOptions {
 export const USAGE = `usage: npm run bench -- [--profile=<${SERVICES.join('|')}>] [--log-level=warn] [--label=<name>]
   [--start-rate=2000] [--step-seconds=10] [--hold-seconds=60] [--steady-rate=1000] [--steady-seconds=60]
   [--limit-seconds=12] [--partitions=<broker default>] [--keep-topics] [--without-indexer] [--set KEY=VALUE ...]
-   or: npm run bench -- --scenario=noisy-neighbour [--burst-events=100000] [--burst-rate=2500]
+   or: npm run bench -- --scenario=noisy-neighbour [--burst-events=100000] [--burst-rate=1000]
   [--trickle-rate=20] [--warmup-seconds=30] [--baseline-seconds=30] [--tail-seconds=10] [--ladder=10s,1m] [--window=3m]
   [--log-level=warn] [--label=<name>] [--partitions=<broker default>] [--keep-topics] [--set KEY=VALUE ...]
    or: npm run bench -- --scenario=audience-sync [--members=1000000] [--joined=10000] [--left=5000] [--ingest-heap-mb=N]`;

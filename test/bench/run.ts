@@ -37,6 +37,7 @@ import { DELIVERY_PATH, parseNoisyOptions, parseOptions, scenarioOf, SERVICES, s
 import { cpuBudget } from './cpu-budget.js';
 import { findStackJvms } from './proc.js';
 import { forkChild, ProcessTable, stopChild, type Child } from './children.js';
+import { groupLag } from './kafka-lag.js';
 import { kafkaRequestRates, readKafkaRequests, readTransactionCounters, transactionRates } from './service-metrics.js';
 import type {
   GeneratorCommand,
@@ -158,27 +159,18 @@ class Collector {
 }
 
 // ---------------------------------------------------------------------------------------
-// Kafka consumer lag of the router and dispatcher groups
-
-async function groupLag(admin: Admin, groupId: string, topic: string): Promise<number> {
-  const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
-  const ends = await admin.fetchTopicOffsets(topic);
-  let lag = 0;
-  for (const end of ends) {
-    const offset = Number(committed?.partitions.find((p) => p.partition === end.partition)?.offset ?? -1);
-    lag += Number(end.high) - (offset >= 0 ? offset : Number(end.low));
-  }
-  return lag;
-}
+// Kafka consumer lag of the router and dispatcher groups (groupLag: kafka-lag.ts)
 
 async function kafkaLag(admin: Admin, topics: TopicNames, withIndexer: boolean): Promise<KafkaLag> {
-  const [router, dispatcher, indexerIngest, indexerAttempts] = await Promise.all([
+  const [router, routerOverflow, dispatcher, indexerIngest, indexerOverflow, indexerAttempts] = await Promise.all([
     groupLag(admin, `${topics.namespace}-router`, topics.ingest),
+    groupLag(admin, `${topics.namespace}-router-overflow`, topics.ingestOverflow),
     groupLag(admin, `${topics.namespace}-dispatcher`, topics.deliveries),
     withIndexer ? groupLag(admin, `${topics.namespace}-indexer`, topics.ingest) : 0,
+    withIndexer ? groupLag(admin, `${topics.namespace}-indexer`, topics.ingestOverflow) : 0,
     withIndexer ? groupLag(admin, `${topics.namespace}-indexer`, topics.attempts) : 0,
   ]);
-  return { router, dispatcher, indexer: indexerIngest + indexerAttempts };
+  return { router: router + routerOverflow, dispatcher, indexer: indexerIngest + indexerOverflow + indexerAttempts };
 }
 
 /** What the ramp counts as the pipeline's Kafka lag: every consumer the run started, the indexer's included. */

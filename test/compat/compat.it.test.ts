@@ -129,7 +129,8 @@ async function startIngestWithSource(): Promise<Stack> {
  * reading up to them (not up to the expected count) is what lets a duplicate show.
  */
 async function readIngestTopic({ kafka, codec, topics }: Stack): Promise<ArrivedRecord[]> {
-  const consumed = await readTopicToEnd(kafka, topics.ingest, { timeoutMs: 30_000 });
+  // Both lanes: a source past INGEST_SOURCE_RATE is written to the overflow topic.
+  const consumed = (await Promise.all([topics.ingest, topics.ingestOverflow].map((topic) => readTopicToEnd(kafka, topic, { timeoutMs: 30_000 })))).flat();
   return Promise.all(
     consumed.map(async ({ partition, message }) => {
       if (!message.value) throw new Error(`ingest record at ${partition}/${message.offset} has no value`);

@@ -104,8 +104,8 @@ export class IndexerConsumer {
 
   async start(): Promise<void> {
     const { kafka, topics, groupId, logger, readiness, sessionTimeoutMs } = this.options;
-    // A worker per partition of both topics, so every batch of a fetch can join one commit.
-    const metadata = await withAdmin(kafka, (admin) => admin.fetchTopicMetadata({ topics: [topics.attempts, topics.ingest] }));
+    // A worker per partition of every topic, so every batch of a fetch can join one commit.
+    const metadata = await withAdmin(kafka, (admin) => admin.fetchTopicMetadata({ topics: [topics.attempts, topics.ingest, topics.ingestOverflow] }));
     const partitions = Math.max(1, metadata.topics.reduce((total, topic) => total + topic.partitions.length, 0));
     this.consumer = new SupervisedConsumer({
       kafka,
@@ -124,7 +124,7 @@ export class IndexerConsumer {
       setup: async (consumer) => {
         consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => logger.info({ assignment: payload.memberAssignment }, 'partitions assigned'));
         // A new group starts at the beginning: what was written before the first indexer ran is indexed too.
-        await consumer.subscribe({ topics: [topics.attempts, topics.ingest], fromBeginning: true });
+        await consumer.subscribe({ topics: [topics.attempts, topics.ingest, topics.ingestOverflow], fromBeginning: true });
         await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, partitionsConsumedConcurrently: partitions, eachBatch: (payload) => this.handleBatch(payload) });
       },
     });

@@ -79,10 +79,10 @@ await runService({
     onShutdown('producer', () => output.stop());
 
     const groupId = `${namespace}-indexer`;
-    const lag = new ConsumerLagProbe({ kafka, logger, groups: [topics.attempts, topics.ingest].map((topic) => ({ groupId, topic })) });
+    const lag = new ConsumerLagProbe({ kafka, logger, groups: [topics.attempts, topics.ingest, topics.ingestOverflow].map((topic) => ({ groupId, topic })) });
     await lag.start();
     onShutdown('lag probe', () => lag.stop());
-    const indexerMetrics = createIndexerMetrics(metrics.registry, [topics.attempts, topics.ingest], lag);
+    const indexerMetrics = createIndexerMetrics(metrics.registry, [topics.attempts, topics.ingest, topics.ingestOverflow], lag);
 
     const retention = new RetentionSweeper({ store: opened, retentionMs: env.DELIVERY_LOG_RETENTION, logger, metrics: indexerMetrics });
     retention.start();
@@ -107,6 +107,6 @@ await runService({
     // before the producer and the database close.
     onShutdown('consumer', () => consumer.stop());
     await consumer.start();
-    logger.info({ database, groupId, topics: [topics.attempts, topics.ingest], retentionMs: env.DELIVERY_LOG_RETENTION }, 'indexing');
+    logger.info({ database, groupId, topics: [topics.attempts, topics.ingest, topics.ingestOverflow], retentionMs: env.DELIVERY_LOG_RETENTION }, 'indexing');
   },
 });

@@ -5,6 +5,7 @@ import { LATENCY_BUCKETS, type Logger, type TransactionReport } from '@tributary
 export interface IngestMetrics {
   requests: Counter<'route' | 'status'>;
   messages: Counter<'type'>;
+  overflowMessages: Counter;
   batchSize: Histogram;
   produceDuration: Histogram;
   transactionSize: Histogram;
@@ -23,6 +24,11 @@ export function createIngestMetrics(registry: Registry): IngestMetrics {
       name: 'tributary_ingest_messages_total',
       help: 'Messages accepted (committed to the ingest topic) by type.',
       labelNames: ['type'],
+      registers,
+    }),
+    overflowMessages: new Counter({
+      name: 'tributary_ingest_overflow_messages_total',
+      help: 'Messages accepted into the overflow lane: sent by a source past its INGEST_SOURCE_RATE.',
       registers,
     }),
     batchSize: new Histogram({

@@ -10,6 +10,7 @@ import {
   createHttpServer,
   listen,
   prepareInfrastructure,
+  groupByTopic,
   ProduceBatcher,
   runService,
   topicDefinitions,
@@ -19,6 +20,7 @@ import { adminEnv, mountAdmin } from './admin/index.js';
 import { registerConsole } from './console.js';
 import { createIngestMetrics, transactionObserver } from './ingest-metrics.js';
 import { registerSegmentApi } from './segment-api.js';
+import { SourceLanes } from './source-lanes.js';
 import { ingestEnv } from './settings.js';
 
 await runService({
@@ -39,7 +41,7 @@ await runService({
       onUsable: (usable) => readiness.set('producer', usable),
     });
     const batcher = new ProduceBatcher({
-      send: (records) => output.write([{ topic: topics.ingest, messages: records }]),
+      send: (records) => output.write(groupByTopic(records.map(({ topic, key, value }) => ({ topic: topic ?? topics.ingest, key, value })))),
       maxRecords: env.INGEST_MAX_TRANSACTION_RECORDS,
       maxBytes: env.INGEST_MAX_TRANSACTION_BYTES,
       maxPendingBytes: env.INGEST_MAX_BYTES_IN_FLIGHT,
@@ -55,6 +57,7 @@ await runService({
     });
     readiness.set('kafka acknowledging', true);
 
+    const lanes = new SourceLanes(env.INGEST_SOURCE_RATE);
     const app = createHttpServer({
       logger,
       metrics,
@@ -63,7 +66,11 @@ await runService({
     });
     registerSegmentApi(app, {
       sourceByWriteKey: (writeKey) => config.sourceByWriteKey(writeKey),
-      encode: (message) => codec.encode(topics.ingest, message),
+      encode: (message, lane) => {
+        const topic = lane === 'overflow' ? topics.ingestOverflow : topics.ingest;
+        return { topic, value: codec.encode(topic, message) };
+      },
+      laneFor: (sourceId, messages, now) => lanes.laneFor(sourceId, messages, now),
       submit: (records) => batcher.submit(records),
       isReady: () => readiness.isReady(),
       isOverloaded: () => batcher.isFull(),

@@ -114,11 +114,11 @@ interface Written {
  * Values are decoded with the reader schema directly: `until` must answer synchronously,
  * and every record here was written by the ingest service with that very schema.
  */
-async function readMessages(messageIds: string[], options: { readCommitted?: boolean; timeoutMs?: number } = {}): Promise<Map<string, Written>> {
+async function readMessages(messageIds: string[], options: { readCommitted?: boolean; timeoutMs?: number; topic?: string } = {}): Promise<Map<string, Written>> {
   const reader = codec.reader('ingest');
   const found = new Map<string, Written>();
   let seen = 0;
-  await readTopic(kafka, topics.ingest, {
+  await readTopic(kafka, options.topic ?? topics.ingest, {
     readCommitted: options.readCommitted ?? true,
     timeoutMs: options.timeoutMs ?? 20_000,
     until: (records) => {
@@ -261,6 +261,22 @@ describe('accepted calls reach the ingest topic', () => {
     const ids = batch.map((message) => message.messageId);
     const written = await readMessages(ids, { readCommitted: true });
     expect(ids.filter((id) => written.has(id))).toEqual(ids);
+  });
+});
+
+describe('ingest lanes', () => {
+  it('writes a request past the source’s INGEST_SOURCE_RATE (500 a second) whole to the overflow lane, and the next small one to the main topic', async () => {
+    const batch = Array.from({ length: 600 }, (_, index) => ({ type: 'track', messageId: uniqueName(`bulk-${index}`), userId: `bulk-${index % 7}`, event: 'Bulk' }));
+    expect((await post('/v1/batch', { batch })).status).toBe(200);
+    const after = uniqueName('after-bulk');
+    expect((await post('/v1/track', { messageId: after, userId: 'u-after', event: 'After' })).status).toBe(200);
+
+    const overflow = await readMessages(batch.map(({ messageId }) => messageId), { topic: topics.ingestOverflow });
+    expect(overflow.size).toBe(600);
+    expect(overflow.get(batch[0]!.messageId)).toMatchObject({ key: 'bulk-0', value: { sourceId: 'web', event: 'Bulk' } });
+    expect((await readMessages([after])).get(after)?.value.event).toBe('After');
+    const metrics = await (await fetch(`${ingest.url}/metrics`)).text();
+    expect(metrics).toMatch(/tributary_ingest_overflow_messages_total\{service="ingest"\} 600/);
   });
 });
 

@@ -18,6 +18,7 @@ import {
   type ProduceRecord,
 } from '@tributary/shared';
 import { createIngestMetrics } from './ingest-metrics.js';
+import { SourceLanes } from './source-lanes.js';
 import { registerSegmentApi } from './segment-api.js';
 import { MAX_REQUEST_BYTES } from '@tributary/shared/segment';
 
@@ -38,8 +39,11 @@ let submit: (records: ProduceRecord[]) => Promise<void>;
 let ready: boolean;
 let overloaded: boolean;
 
+let lanes: SourceLanes;
+
 beforeEach(async () => {
   submitted = [];
+  lanes = new SourceLanes(5);
   ready = true;
   overloaded = false;
   submit = async (records) => void submitted.push(records);
@@ -48,12 +52,13 @@ beforeEach(async () => {
   app = createHttpServer({ logger, metrics, readiness: createReadiness() });
   registerSegmentApi(app, {
     sourceByWriteKey: (key) => SOURCES[key],
-    encode: (message) => Buffer.from(JSON.stringify(message)),
+    encode: (message, lane) => ({ topic: `ingest-${lane}`, value: Buffer.from(JSON.stringify(message)) }),
     submit: (records) => submit(records),
     isReady: () => ready,
     isOverloaded: () => overloaded,
     logger,
     metrics: createIngestMetrics(metrics.registry),
+    laneFor: (sourceId, messages, now) => lanes.laneFor(sourceId, messages, now),
     now: () => NOW,
     newMessageId: () => 'generated',
   });
@@ -137,6 +142,15 @@ describe('accepted calls', () => {
     expect(response.headers['access-control-allow-origin']).toBe('*');
     const refused = await post('/v1/track', { userId: 'u' });
     expect(refused.headers['access-control-allow-origin']).toBe('*');
+  });
+
+  it('writes what a source sends past its INGEST_SOURCE_RATE to the overflow lane, whole requests at a time, and counts it', async () => {
+    const track = { type: 'track', userId: 'u', event: 'e' };
+    expect((await post('/v1/batch', { batch: [track, track, track] })).statusCode).toBe(200);
+    expect((await post('/v1/batch', { batch: [track, track, track] })).statusCode).toBe(200);
+    expect((await post('/v1/track', track)).statusCode).toBe(200);
+    expect(submitted.map((records) => [...new Set(records.map(({ topic }) => topic))])).toEqual([['ingest-main'], ['ingest-overflow'], ['ingest-main']]);
+    expect(await metrics.registry.metrics()).toMatch(/tributary_ingest_overflow_messages_total\{service="ingest-test"\} 3/);
   });
 
   it('counts requests by route and status, messages by type, and batch sizes', async () => {

@@ -25,6 +25,7 @@ import {
 } from '@tributary/shared/segment';
 import type { IngestMetrics } from './ingest-metrics.js';
 import { checkContentType, contentEncoding, decodeBody } from './request-body.js';
+import type { IngestLane } from './source-lanes.js';
 
 export interface SegmentCall {
   kind: CallKind;
@@ -43,8 +44,10 @@ export interface SegmentResponse {
 
 export interface SegmentHandlerDeps {
   sourceByWriteKey(writeKey: string): Source | undefined;
-  /** Avro-encodes one record for the ingest topic; throws if the value does not fit the schema. */
-  encode(message: IngestMessage): Buffer;
+  /** Avro-encodes one record for the lane's ingest topic; throws if the value does not fit the schema. */
+  encode(message: IngestMessage, lane: IngestLane): { topic: string; value: Buffer };
+  /** The lane of a request of `messages` messages from the source (source-lanes.ts); default main. */
+  laneFor?(sourceId: string, messages: number, now: number): IngestLane;
   /** Resolves once the records are committed to Kafka. */
   submit(records: ProduceRecord[]): Promise<void>;
   /** False until the configuration is loaded and the producer connected, and again while stopping. */
@@ -52,7 +55,7 @@ export interface SegmentHandlerDeps {
   /** True while the bytes waiting for Kafka are at their bound: requests are refused before any work. */
   isOverloaded(): boolean;
   logger: Logger;
-  metrics: Pick<IngestMetrics, 'messages' | 'batchSize'>;
+  metrics: Pick<IngestMetrics, 'messages' | 'batchSize' | 'overflowMessages'>;
   now?: () => number;
   newMessageId?: () => string;
 }
@@ -111,13 +114,14 @@ export function createSegmentHandler(deps: SegmentHandlerDeps): (call: SegmentCa
     if (!prepared.ok) return refuse(prepared.error);
 
     const { messages } = prepared;
+    const lane = deps.laneFor?.(source.id, messages.length, receivedAt) ?? 'main';
     const records: ProduceRecord[] = new Array(messages.length);
     const perType = new Map<string, number>();
     for (let index = 0; index < messages.length; index++) {
       const { message, key } = messages[index]!;
-      let value: Buffer;
+      let encoded: { topic: string; value: Buffer };
       try {
-        value = deps.encode(message);
+        encoded = deps.encode(message, lane);
       } catch (error) {
         deps.logger.error({ err: error, sourceId: source.id, index, messageId: message.messageId }, 'a validated message could not be encoded');
         return refuse({
@@ -126,7 +130,7 @@ export function createSegmentHandler(deps: SegmentHandlerDeps): (call: SegmentCa
           error: `message ${index} passed validation but could not be encoded; nothing in this request was accepted`,
         });
       }
-      records[index] = { key: Buffer.from(key, 'utf8'), value };
+      records[index] = { key: Buffer.from(key, 'utf8'), value: encoded.value, topic: encoded.topic };
       perType.set(message.type, (perType.get(message.type) ?? 0) + 1);
     }
 
@@ -145,6 +149,7 @@ export function createSegmentHandler(deps: SegmentHandlerDeps): (call: SegmentCa
     }
 
     deps.metrics.batchSize.observe(messages.length);
+    if (lane === 'overflow') deps.metrics.overflowMessages.inc(messages.length);
     for (const [type, count] of perType) deps.metrics.messages.inc({ type }, count);
     return SUCCESS;
   };

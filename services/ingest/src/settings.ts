@@ -12,6 +12,11 @@ export const ingestEnv = {
   INGEST_MAX_TRANSACTION_BYTES: envTypes.positiveInt(4_000_000),
   /** Bytes of records waiting for Kafka or in a transaction; beyond it requests get 503 at once. */
   INGEST_MAX_BYTES_IN_FLIGHT: envTypes.positiveInt(32 * 1024 * 1024),
+  /**
+   * Messages a second each source may write to the main ingest topic; what it sends beyond
+   * that goes to the overflow lane, which the router reads after the main one (0: no lane).
+   */
+  INGEST_SOURCE_RATE: envTypes.nonNegativeInt(500),
   /** Longest a client may take to send a whole request (headers and body): slow-trickle clients are cut off. */
   INGEST_REQUEST_TIMEOUT: envTypes.duration('30s'),
   /** Longest a client may take to send the request headers. */

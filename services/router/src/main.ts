@@ -66,10 +66,15 @@ await runService({
     readiness.set('dedup', true);
     logger.info({ entries: dedup.state.size, windowMs: env.DEDUP_WINDOW }, 'dedup state loaded');
 
-    const groupId = `${namespace}-router`;
+    // The main ingest topic, then the overflow lane that ingest fills with what a source
+    // sends past its INGEST_SOURCE_RATE; each has its own consumer group.
+    const lanes = [
+      { topic: topics.ingest, groupId: `${namespace}-router`, name: 'consumer' },
+      { topic: topics.ingestOverflow, groupId: `${namespace}-router-overflow`, name: 'overflow consumer' },
+    ];
     // Measured at the broker, not from the router's own fetches: a router stuck on its
     // transactions fetches nothing and would never see the backlog grow behind it.
-    const lag = new ConsumerLagProbe({ kafka, logger, groups: [{ groupId, topic: topics.ingest }] });
+    const lag = new ConsumerLagProbe({ kafka, logger, groups: lanes.map(({ groupId, topic }) => ({ groupId, topic })) });
     await lag.start();
     onShutdown('lag probe', () => lag.stop());
     createConsumerLagGauge(metrics.registry, lag);
@@ -84,7 +89,7 @@ await runService({
       metrics: routerMetrics,
       logger,
       readiness,
-      groupId,
+      lanes,
       dedupRecordKey: transactionalId,
       maxBatch: env.ROUTER_MAX_BATCH,
       sessionTimeoutMs: env.ROUTER_SESSION_TIMEOUT,

@@ -1,5 +1,6 @@
 /**
- * The Kafka edge of the router: consumes the ingest topic (read_committed) and routes it
+ * The Kafka edge of the router: consumes the ingest topic and its overflow lane
+ * (read_committed, one consumer and group each) and routes them
  * in chunks of at most ROUTER_MAX_BATCH records per partition, committing the deliveries,
  * the dedup entries and the consumed offsets in one transaction.
  *
@@ -17,6 +18,14 @@
  * When even the outcome is unknown (the commit or the abort failed), the committed offsets
  * are read back from the group and those partitions rewound to them before anything else
  * is routed from them.
+ *
+ * Lanes: ingest writes what a source sends past its share (INGEST_SOURCE_RATE) to the
+ * overflow topic. Each lane has its own consumer, so a backlog in the overflow lane never
+ * sits in the main lane's fetches, and the two share the group commit, which gives the main
+ * lane's chunks the next transaction: a main-lane record waits at most for the transaction
+ * in flight, however far behind the overflow lane is. Sharing the commit also keeps dedup
+ * exact across lanes: every transaction's claims are taken against everything committed
+ * before it, whichever lane it came from. One transaction may carry offsets of both groups.
  *
  * Rebalances: kafkajs rejoins the group (and so gives up revoked partitions) only after
  * every `eachBatch` of the current fetch has returned — its fetcher waits for all of a
@@ -36,6 +45,14 @@ import type { RouterMetrics } from './metrics.js';
 import type { ConfigLookup, DecodedRecord } from './route-chunk.js';
 import { planTransaction, recordCount, type PartitionChunk } from './transaction-plan.js';
 
+/** One ingest topic the router reads, with its consumer group. The first lane goes first. */
+export interface IngestLaneSource {
+  topic: string;
+  groupId: string;
+  /** Readiness check and log name of its consumer. */
+  name: string;
+}
+
 export interface PipelineOptions {
   kafka: Kafka;
   codec: AvroCodec;
@@ -46,7 +63,8 @@ export interface PipelineOptions {
   metrics: RouterMetrics;
   logger: Logger;
   readiness: Readiness;
-  groupId: string;
+  /** The main ingest topic first, then the overflow lane. */
+  lanes: readonly IngestLaneSource[];
   /** Key of this instance's dedup records (its transactional id): any key would do, the topic is read whole. */
   dedupRecordKey: string;
   maxBatch: number;
@@ -54,53 +72,61 @@ export interface PipelineOptions {
 }
 
 export class RouterPipeline {
-  private consumer: SupervisedConsumer | undefined;
+  private readonly consumers = new Map<string, SupervisedConsumer>();
   private readonly groupCommit: GroupCommit<PartitionChunk>;
-  /** Partitions whose committed position must be read back before routing goes on. */
-  private readonly rewindNeeded = new Set<number>();
+  /** Partitions, by topic, whose committed position must be read back before routing goes on. */
+  private readonly rewindNeeded = new Map<string, Set<number>>();
   private rewinding: Promise<void> | undefined;
   /**
-   * A heartbeat failed during the current fetch — the group is rebalancing, as a rule.
-   * kafkajs fetches anew once the fetch's batches are done, so the others stop early.
+   * Lanes in which a heartbeat failed during the current fetch — the group is rebalancing, as
+   * a rule. kafkajs fetches anew once the fetch's batches are done, so the others stop early.
    */
-  private heartbeatFailed = false;
+  private readonly heartbeatFailed = new Set<string>();
+  private readonly groupOf: ReadonlyMap<string, string>;
 
   constructor(private readonly options: PipelineOptions) {
+    const mainTopic = options.lanes[0]?.topic;
+    this.groupOf = new Map(options.lanes.map(({ topic, groupId }) => [topic, groupId]));
     this.groupCommit = new GroupCommit<PartitionChunk>({
       maxRecords: options.maxBatch,
       records: (chunk) => chunk.records.length,
+      priority: (chunk) => (chunk.topic === mainTopic ? 1 : 0),
       commit: (chunks) => this.routeAndCommit(chunks),
     });
   }
 
   async start(): Promise<void> {
-    const { kafka, topics, groupId, sessionTimeoutMs, dedup, readiness, logger } = this.options;
+    for (const lane of this.options.lanes) await this.startLane(lane);
+  }
+
+  private async startLane({ topic, groupId, name }: IngestLaneSource): Promise<void> {
+    const { kafka, sessionTimeoutMs, dedup, readiness, logger } = this.options;
     // A fetch returns at most one batch per partition, so with a worker per partition every
     // batch of a fetch is routed at once and their chunks can share a transaction.
-    const partitions = await this.ingestPartitions();
-    this.consumer = new SupervisedConsumer({
+    const partitions = await this.partitionCount(topic);
+    const consumer = new SupervisedConsumer({
       kafka,
       groupId,
       config: { sessionTimeout: sessionTimeoutMs, heartbeatInterval: Math.min(3_000, Math.floor(sessionTimeoutMs / 3)), readUncommitted: false },
       logger,
-      name: 'consumer',
+      name,
       readiness,
       // A replacement reads from the committed offsets: nothing is pending any more.
-      onReplace: () => this.rewindNeeded.clear(),
+      onReplace: () => this.rewindNeeded.delete(topic),
       setup: async (consumer) => {
         consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
           // Partitions may have come from another instance: catch up with what it committed
           // to the dedup topic before routing them. A rejoin also reads committed offsets
           // afresh, so no rewind is pending any more.
           dedup.invalidate();
-          this.rewindNeeded.clear();
-          logger.info({ assignment: payload.memberAssignment }, 'partitions assigned');
+          this.rewindNeeded.delete(topic);
+          logger.info({ topic, assignment: payload.memberAssignment }, 'partitions assigned');
         });
         consumer.on(consumer.events.FETCH_START, () => {
-          this.heartbeatFailed = false;
+          this.heartbeatFailed.delete(topic);
         });
         // A new group starts at the beginning: what was accepted before the first router ran is routed too.
-        await consumer.subscribe({ topic: topics.ingest, fromBeginning: true });
+        await consumer.subscribe({ topic, fromBeginning: true });
         await consumer.run({
           autoCommit: false,
           eachBatchAutoResolve: false,
@@ -109,31 +135,32 @@ export class RouterPipeline {
         });
       },
     });
-    await this.consumer.start();
+    this.consumers.set(topic, consumer);
+    await consumer.start();
   }
 
   /** Stops fetching; `eachBatch` calls under way finish their chunks' transactions first. */
   async stop(): Promise<void> {
-    await this.consumer?.stop();
-    this.consumer = undefined;
+    await Promise.all([...this.consumers.values()].map((consumer) => consumer.stop()));
+    this.consumers.clear();
   }
 
-  private async ingestPartitions(): Promise<number> {
-    const { kafka, topics } = this.options;
-    const metadata = await withAdmin(kafka, (admin) => admin.fetchTopicMetadata({ topics: [topics.ingest] }));
+  private async partitionCount(topic: string): Promise<number> {
+    const { kafka } = this.options;
+    const metadata = await withAdmin(kafka, (admin) => admin.fetchTopicMetadata({ topics: [topic] }));
     return Math.max(1, metadata.topics[0]?.partitions.length ?? 1);
   }
 
   private async handleBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
     const { topic, partition, messages } = batch;
-    if (this.rewindNeeded.has(partition)) {
+    if (this.rewindNeeded.get(topic)?.has(partition)) {
       await this.retriable(topic, partition, () => this.rewind());
       return;
     }
     await this.retriable(topic, partition, () => this.options.dedup.ready());
     const { maxBatch, metrics } = this.options;
     for (let start = 0; start < messages.length; start += maxBatch) {
-      if (!isRunning() || isStale() || this.heartbeatFailed) return;
+      if (!isRunning() || isStale() || this.heartbeatFailed.has(topic)) return;
       const finishBatch = metrics.batchDuration.startTimer();
       const slice = messages.slice(start, start + maxBatch);
       const last = slice[slice.length - 1]!;
@@ -150,7 +177,7 @@ export class RouterPipeline {
       try {
         await heartbeat();
       } catch (error) {
-        this.heartbeatFailed = true;
+        this.heartbeatFailed.add(topic);
         // Rethrown as it is: kafkajs must see a rebalance error as such to rejoin the group.
         throw error;
       }
@@ -168,7 +195,7 @@ export class RouterPipeline {
 
   /** Routes the chunks of one transaction, and commits them with their offsets. */
   private async routeAndCommit(chunks: PartitionChunk[]): Promise<void> {
-    const { codec, topics, config, dedup, output, metrics, logger, groupId } = this.options;
+    const { codec, topics, config, dedup, output, metrics, logger } = this.options;
     const claims = dedup.claims();
     const plan = planTransaction(chunks, config, claims);
     // Invalid records go to the quarantine in this transaction, with the offsets that skip them.
@@ -198,17 +225,20 @@ export class RouterPipeline {
     try {
       await output.run(async (transaction) => {
         await sendInChunks(transaction, topicMessages);
-        await transaction.sendOffsets({ consumerGroupId: groupId, topics: plan.offsets });
+        // One commit per lane's group; a transaction may carry both.
+        for (const offsets of plan.offsets) await transaction.sendOffsets({ consumerGroupId: this.groupOf.get(offsets.topic)!, topics: [offsets] });
       });
     } catch (error) {
       metrics.transactionFailures.inc();
-      const partitions = chunks.map(({ partition }) => partition);
-      logger.error({ err: error, topic: topics.ingest, partitions, records }, 'routing transaction failed; its chunks will be routed again');
+      const partitions = chunks.map(({ topic, partition }) => `${topic}/${partition}`);
+      logger.error({ err: error, partitions, records }, 'routing transaction failed; its chunks will be routed again');
       if (error instanceof TransactionOutcomeUnknown) {
-        for (const partition of partitions) this.rewindNeeded.add(partition);
-        await this.rewind().catch((rewindError: unknown) =>
-          logger.error({ err: rewindError, topic: topics.ingest, partitions }, 'rewind failed; retrying before the next batch'),
-        );
+        for (const { topic, partition } of chunks) {
+          let waiting = this.rewindNeeded.get(topic);
+          if (!waiting) this.rewindNeeded.set(topic, (waiting = new Set()));
+          waiting.add(partition);
+        }
+        await this.rewind().catch((rewindError: unknown) => logger.error({ err: rewindError, partitions }, 'rewind failed; retrying before the next batch'));
       }
       throw error;
     }
@@ -248,16 +278,18 @@ export class RouterPipeline {
   }
 
   private async rewindWaiting(): Promise<void> {
-    const { kafka, groupId, logger, output, topics } = this.options;
-    const topic = topics.ingest;
+    const { kafka, logger, output } = this.options;
     // Only once a producer with our id is registered again is the transaction of unknown
     // outcome finished, and the committed offsets final.
     await output.ensureRegistered();
-    const offsets = await committedPositions(kafka, groupId, topic, this.rewindNeeded);
-    for (const [partition, offset] of offsets) {
-      this.consumer?.current?.seek({ topic, partition, offset });
-      this.rewindNeeded.delete(partition);
-      logger.warn({ topic, partition, offset }, 'partition rewound to its committed offset');
+    for (const [topic, waiting] of this.rewindNeeded) {
+      const offsets = await committedPositions(kafka, this.groupOf.get(topic)!, topic, waiting);
+      for (const [partition, offset] of offsets) {
+        this.consumers.get(topic)?.current?.seek({ topic, partition, offset });
+        waiting.delete(partition);
+        logger.warn({ topic, partition, offset }, 'partition rewound to its committed offset');
+      }
+      if (waiting.size === 0) this.rewindNeeded.delete(topic);
     }
   }
 }
