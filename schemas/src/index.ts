@@ -27,7 +27,8 @@ export interface TopicNames {
   config: string;
   deliveries: string;
   /**
-   * The retry lane: due retries released by the retry-scheduler, and dead letters replayed.
+   * The retry lane: due retries released by the retry-scheduler, dead letters replayed, and
+   * the router's new deliveries to a destination whose circuit is open at every dispatcher.
    * Kept apart from `deliveries` (first attempts) so a flood of either never queues in
    * front of the other; the dispatcher reads both with separate buffers.
    */

@@ -1,11 +1,12 @@
 /**
- * The router's two ingest lanes, on the real broker with the router as a child process: a
- * backlog in the overflow lane (what a source sent past INGEST_SOURCE_RATE) does not hold back
- * the main lane, and a messageId repeated across the lanes is still forwarded once.
+ * The router's lanes, on the real broker with the router as a child process: a backlog in the
+ * overflow lane (what a source sent past INGEST_SOURCE_RATE) does not hold back the main lane,
+ * a messageId repeated across the lanes is still forwarded once, and the deliveries of a
+ * destination whose circuit is open at every dispatcher go through the retry lane.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IngestMessage } from '@tributary/schemas';
-import { stackEnv, startService, uniqueNamespace, type RunningService } from '@tributary/test/harness';
+import { destinationHealthKey, type DestinationHealth, type IngestMessage } from '@tributary/schemas';
+import { eventually, metricValue, readTopic, stackEnv, startService, uniqueNamespace, type RunningService } from '@tributary/test/harness';
 import { DeliveryWatcher, destination, openStack, source, trackMessage, writeConfig, type Stack } from './__fixtures__/stack.js';
 
 const namespace = uniqueNamespace('lanes');
@@ -31,6 +32,8 @@ beforeAll(async () => {
   await writeConfig(stack, source('bulk'));
   await writeConfig(stack, source('quiet'));
   await writeConfig(stack, destination('hooks', ['bulk', 'quiet']));
+  await writeConfig(stack, destination('down', ['tripped']));
+  await writeConfig(stack, source('tripped'));
   watcher = new DeliveryWatcher(stack);
   await watcher.start();
 });
@@ -70,5 +73,39 @@ describe('ingest lanes', () => {
     await watcher.waitForKeys(['hooks/after-both', 'hooks/after-both-overflow'], 30_000);
     await watcher.settle();
     expect(watcher.keys().filter((key) => key === 'hooks/both-lanes')).toHaveLength(1);
+  }, 60_000);
+
+  it('routes the deliveries of a destination whose circuit is open at every dispatcher through the retry lane, and back once it closes', async () => {
+    const health = async (state: 'open' | 'closed') => {
+      const now = Date.now();
+      const view: DestinationHealth = {
+        destinationId: 'down', instanceId: 'dispatcher-1', state, stateSince: now, openUntil: state === 'open' ? now + 60_000 : null, openings: state === 'open' ? 1 : 0,
+        consecutiveFailures: state === 'open' ? 5 : 0, windowRequests: 5, windowFailures: state === 'open' ? 5 : 0, lastSuccessAt: null, lastFailureAt: now, lastError: 'HTTP 503',
+        queuedFirst: 0, queuedRetries: 0, inFlight: 0, attempts: 5, deferrals: 0, updatedAt: now,
+      };
+      await stack.producer.send({ topic: stack.topics.destinationHealth, messages: [{ key: destinationHealthKey('down', 'dispatcher-1'), value: stack.codec.encode(stack.topics.destinationHealth, view) }] });
+    };
+    const parked = () => metricValue(router!.url, 'tributary_router_parked_total', { destination: 'down' });
+    await health('open');
+    let sent = 0;
+    await eventually(async () => {
+      await produce(stack.topics.ingest, [trackMessage(`tripped-${++sent}`, { sourceId: 'tripped' })]);
+      return (await parked()) > 0;
+    }, 'the router to read the open circuit');
+    const parkedCount = await parked();
+    const retryLane = await readTopic(stack.kafka, stack.topics.dueRetries, { until: (records) => records.length >= parkedCount, timeoutMs: 20_000 });
+    expect(retryLane.every(({ message }) => message.key?.toString().startsWith('down/tripped-'))).toBe(true);
+
+    await health('closed');
+    await eventually(async () => {
+      const messageId = `tripped-${++sent}`;
+      await produce(stack.topics.ingest, [trackMessage(messageId, { sourceId: 'tripped' })]);
+      await watcher.settle();
+      return watcher.has(`down/${messageId}`);
+    }, 'the router to read the closed circuit');
+    // Every message went exactly one way.
+    await watcher.settle();
+    const viaFirst = watcher.keys().filter((key) => key.startsWith('down/')).length;
+    expect(viaFirst + (await parked())).toBe(sent);
   }, 60_000);
 });

@@ -10,6 +10,7 @@ import {
   ConfigView,
   ConsumerLagProbe,
   createConsumerLagGauge,
+  DestinationHealthTable,
   createHttpServer,
   createInfrastructure,
   listen,
@@ -79,6 +80,13 @@ await runService({
     onShutdown('lag probe', () => lag.stop());
     createConsumerLagGauge(metrics.registry, lag);
 
+    // The dispatchers' circuit states: a destination whose circuit is open or half-open at all
+    // of them is routed through the retry lane. Read beside routing, never waited for: without
+    // it, everything goes to the first-attempt topic.
+    const health = new DestinationHealthTable({ kafka, codec, logger, topic: topics.destinationHealth, groupPrefix: `${namespace}-router` });
+    health.start().catch((error: unknown) => logger.warn({ err: error }, 'destination health unavailable; routing every delivery to the first-attempt topic'));
+    onShutdown('destination health', () => health.stop());
+
     const pipeline = new RouterPipeline({
       kafka,
       codec,
@@ -90,6 +98,7 @@ await runService({
       logger,
       readiness,
       lanes,
+      circuitTripped: (destinationId, now) => health.circuitTrippedEverywhere(destinationId, now),
       dedupRecordKey: transactionalId,
       maxBatch: env.ROUTER_MAX_BATCH,
       sessionTimeoutMs: env.ROUTER_SESSION_TIMEOUT,

@@ -9,6 +9,7 @@ import type { ChunkOutcome } from './route-chunk.js';
 
 export interface RouterMetrics {
   routed: Counter<'destination'>;
+  parked: Counter<'destination'>;
   filtered: Counter<'reason'>;
   duplicates: Counter;
   invalid: Counter<'reason'>;
@@ -50,6 +51,12 @@ export function createRouterMetrics(registry: Registry, dedupEntries: () => numb
     routed: new Counter({
       name: 'tributary_router_routed_total',
       help: 'Delivery records produced, by destination.',
+      labelNames: ['destination'],
+      registers,
+    }),
+    parked: new Counter({
+      name: 'tributary_router_parked_total',
+      help: 'Delivery records written to the retry lane instead of the first-attempt topic: the destination’s circuit was open or half-open at every dispatcher.',
       labelNames: ['destination'],
       registers,
     }),

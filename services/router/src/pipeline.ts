@@ -65,6 +65,12 @@ export interface PipelineOptions {
   readiness: Readiness;
   /** The main ingest topic first, then the overflow lane. */
   lanes: readonly IngestLaneSource[];
+  /**
+   * Whether no dispatcher has the destination's circuit closed (the health topic). Its
+   * deliveries then go through the retry lane, where the dispatcher defers them (or takes
+   * them as half-open probes) without holding up the first-attempt topic for everyone else.
+   */
+  circuitTripped?(destinationId: string, now: number): boolean;
   /** Key of this instance's dedup records (its transactional id): any key would do, the topic is read whole. */
   dedupRecordKey: string;
   maxBatch: number;
@@ -211,12 +217,21 @@ export class RouterPipeline {
 
     const topicMessages: TopicMessages[] = [];
     if (quarantined.length > 0) topicMessages.push({ topic: topics.quarantine, messages: quarantined });
-    if (plan.deliveries.length > 0) {
-      topicMessages.push({
-        topic: topics.deliveries,
-        messages: plan.deliveries.map((delivery) => ({ key: delivery.deliveryId, value: codec.encode(topics.deliveries, delivery) })),
-      });
+    // A destination whose circuit is open (or probing) at every dispatcher would only be deferred there —
+    // after the dispatcher read it in line with everyone else's first attempts, which a
+    // burst to a failing destination held back by seconds. It goes through the retry lane
+    // instead, read apart; the dispatcher still decides (defer, or attempt if it closed).
+    const parked = new Map<string, number>();
+    const first: Message[] = [];
+    const retryLane: Message[] = [];
+    for (const delivery of plan.deliveries) {
+      if (this.options.circuitTripped?.(delivery.destinationId, now)) {
+        retryLane.push({ key: delivery.deliveryId, value: codec.encode(topics.dueRetries, delivery) });
+        parked.set(delivery.destinationId, (parked.get(delivery.destinationId) ?? 0) + 1);
+      } else first.push({ key: delivery.deliveryId, value: codec.encode(topics.deliveries, delivery) });
     }
+    if (first.length > 0) topicMessages.push({ topic: topics.deliveries, messages: first });
+    if (retryLane.length > 0) topicMessages.push({ topic: topics.dueRetries, messages: retryLane });
     const dedupMessages = claims.records().map((batch) => ({ key: this.options.dedupRecordKey, value: codec.encode(topics.dedup, batch) }));
     if (dedupMessages.length > 0) topicMessages.push({ topic: topics.dedup, messages: dedupMessages });
 
@@ -246,6 +261,7 @@ export class RouterPipeline {
     metrics.transactionSize.observe(records);
     metrics.transactionPartitions.observe(plan.offsets.reduce((sum, { partitions }) => sum + partitions.length, 0));
     claims.commit();
+    for (const [destination, count] of parked) metrics.parked.inc({ destination }, count);
     for (const [index, outcome] of plan.outcomes.entries()) {
       metrics.recordCommitted(outcome);
       for (const { error } of outcome.invalid) metrics.quarantined.inc({ topic: chunks[index]!.topic, reason: error.reason });

@@ -1,8 +1,8 @@
 /**
  * Destination health for the admin API: every dispatcher instance publishes its view of each
  * destination it handles (circuit state, backlog) to the compacted
- * `<ns>.destination-health.v1`; this materialises that topic and sums the views up per
- * destination. `summarise` is pure.
+ * `<ns>.destination-health.v1`; shared's DestinationHealthTable materialises that topic and
+ * `summarise` (pure) sums the views up per destination.
  *
  * An instance republishes the destinations it tracks every few seconds and withdraws them
  * (a tombstone) when it stops or forgets an idle one, so a view not refreshed for
@@ -10,12 +10,11 @@
  * and counts for nothing. A destination with no fresh view has no delivery in flight
  * anywhere, and every circuit starts closed: its state is `closed`.
  */
-import type { Kafka } from 'kafkajs';
 import type { CircuitState, DestinationHealth } from '@tributary/schemas';
-import { CompactedTopicReader, type AvroCodec, type Logger } from '@tributary/shared';
+import { STALE_AFTER_MS } from '@tributary/shared';
 
-/** Three of the dispatcher's publishing intervals (5 s). */
-export const STALE_AFTER_MS = 15_000;
+// The materialised topic lives in shared: the router reads it too.
+export { DestinationHealthTable, STALE_AFTER_MS } from '@tributary/shared';
 
 const SEVERITY: Record<CircuitState, number> = { closed: 0, half_open: 1, open: 2 };
 
@@ -92,44 +91,4 @@ export function summarise(destinationId: string, views: readonly DestinationHeal
       };
     });
   return { destinationId, state, backlog, instances, updatedAt: iso(updatedAt) };
-}
-
-/** The health topic, materialised: views per destination. */
-export class DestinationHealthTable {
-  private readonly reader: CompactedTopicReader<DestinationHealth>;
-  private readonly byDestination = new Map<string, Map<string, DestinationHealth>>();
-
-  constructor(options: { kafka: Kafka; codec: AvroCodec; logger: Logger; topic: string; groupPrefix: string }) {
-    this.reader = new CompactedTopicReader<DestinationHealth>({
-      kafka: options.kafka,
-      topic: options.topic,
-      logger: options.logger,
-      decode: (value) => options.codec.decode<DestinationHealth>('destination-health', value),
-      groupPrefix: options.groupPrefix,
-    });
-    this.reader.onChange((key, value, previous) => {
-      const record = value ?? previous;
-      if (!record) return;
-      let views = this.byDestination.get(record.destinationId);
-      if (value) {
-        if (!views) this.byDestination.set(record.destinationId, (views = new Map()));
-        views.set(key, value);
-      } else if (views) {
-        views.delete(key);
-        if (views.size === 0) this.byDestination.delete(record.destinationId);
-      }
-    });
-  }
-
-  start(): Promise<void> {
-    return this.reader.start();
-  }
-
-  stop(): Promise<void> {
-    return this.reader.stop();
-  }
-
-  views(destinationId: string): DestinationHealth[] {
-    return [...(this.byDestination.get(destinationId)?.values() ?? [])];
-  }
 }
