@@ -52,7 +52,7 @@ describe('GroupCommit', () => {
     expect(transactions).toHaveLength(1);
   });
 
-  it('gives the next transaction to the chunks of the highest priority, in arrival order within one', async () => {
+  it('takes the chunks of the highest priority first, in arrival order within one, and at least one of every priority', async () => {
     const { commit, transactions, labels } = controlledCommit();
     const group = new GroupCommit<Chunk>({ maxRecords: 20, records: (chunk) => chunk.records, commit, priority: (chunk) => (chunk.label.startsWith('main') ? 1 : 0) });
     void group.submit({ label: 'overflow-a', records: 10 });
@@ -60,13 +60,19 @@ describe('GroupCommit', () => {
     for (const label of ['overflow-b', 'overflow-c', 'main-a', 'overflow-d', 'main-b']) void group.submit({ label, records: 10 });
     transactions[0]!.commit();
     await nextTurn();
-    expect(labels(1)).toEqual(['main-a', 'main-b']);
+    expect(labels(1)).toEqual(['main-a', 'main-b', 'overflow-b']);
     transactions[1]!.commit();
     await nextTurn();
-    expect(labels(2)).toEqual(['overflow-b', 'overflow-c']);
-    transactions[2]!.commit();
+    expect(labels(2)).toEqual(['overflow-c', 'overflow-d']);
+  });
+
+  it('does not starve a lower priority whose chunks are larger than the room the higher one leaves', async () => {
+    const { commit, transactions, labels } = controlledCommit();
+    const group = new GroupCommit<Chunk>({ maxRecords: 100, records: (chunk) => chunk.records, commit, priority: (chunk) => (chunk.label.startsWith('main') ? 1 : 0) });
+    void group.submit({ label: 'overflow-1', records: 100 });
+    void group.submit({ label: 'main-1', records: 5 });
     await nextTurn();
-    expect(labels(3)).toEqual(['overflow-d']);
+    expect(labels(0)).toEqual(['main-1', 'overflow-1']);
   });
 
   it('holds chunks submitted during a transaction for the next one', async () => {

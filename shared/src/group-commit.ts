@@ -16,7 +16,8 @@
  * A transaction takes queued chunks in arrival order up to `maxRecords` ingest records (a
  * chunk larger than that alone still gets a transaction of its own) — those of the highest
  * `priority` first, when one is given: the router's main ingest lane goes ahead of its
- * overflow lane, so a chunk of the main lane waits at most for the transaction in flight. Each chunk's promise
+ * overflow lane, so a chunk of the main lane waits at most for the transaction in flight. Every
+ * priority present gets at least one chunk into each transaction, so none is starved. Each chunk's promise
  * settles with its transaction: resolved once committed, rejected with the transaction's
  * error otherwise — so every `eachBatch` of a failed transaction throws and kafkajs
  * fetches its records again.
@@ -81,20 +82,28 @@ export class GroupCommit<C> {
     const { maxRecords, records, priority } = this.options;
     // Array.prototype.sort is stable: arrival order holds within a priority.
     const ordered = priority ? [...this.queue].sort((a, b) => priority(b.chunk) - priority(a.chunk)) : this.queue;
+    // Each priority present gets at least its first chunk, even past maxRecords: filled up with
+    // the main lane's chunks first, a transaction never had room for an overflow chunk, and
+    // while the main lane kept handing some over the overflow lane was never routed at all.
+    // Within a priority, chunks are taken in order until one does not fit.
+    const started = new Set<number>();
+    const closed = new Set<number>();
+    const taken: Array<Waiting<C>> = [];
     let total = 0;
-    let count = 0;
-    for (const { chunk } of ordered) {
-      const size = records(chunk);
-      if (count > 0 && total + size > maxRecords) break;
+    for (const waiting of ordered) {
+      const level = priority ? priority(waiting.chunk) : 0;
+      if (closed.has(level)) continue;
+      const size = records(waiting.chunk);
+      if (started.has(level) && total + size > maxRecords) {
+        closed.add(level);
+        continue;
+      }
+      started.add(level);
       total += size;
-      count++;
+      taken.push(waiting);
     }
-    const taken = ordered.slice(0, count);
-    if (ordered === this.queue) this.queue.splice(0, count);
-    else {
-      const chosen = new Set(taken);
-      this.queue = this.queue.filter((waiting) => !chosen.has(waiting));
-    }
+    const chosen = new Set(taken);
+    this.queue = this.queue.filter((waiting) => !chosen.has(waiting));
     return taken;
   }
 }
