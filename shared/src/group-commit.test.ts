@@ -67,12 +67,29 @@ describe('GroupCommit', () => {
   });
 
   it('does not starve a lower priority whose chunks are larger than the room the higher one leaves', async () => {
-    const { commit, transactions, labels } = controlledCommit();
+    const { commit, labels } = controlledCommit();
     const group = new GroupCommit<Chunk>({ maxRecords: 100, records: (chunk) => chunk.records, commit, priority: (chunk) => (chunk.label.startsWith('main') ? 1 : 0) });
     void group.submit({ label: 'overflow-1', records: 100 });
     void group.submit({ label: 'main-1', records: 5 });
     await nextTurn();
     expect(labels(0)).toEqual(['main-1', 'overflow-1']);
+  });
+
+  it('takes one yielding chunk of a lower priority into a transaction with higher-priority chunks, and fills up with them otherwise', async () => {
+    const { commit, transactions, labels } = controlledCommit();
+    const group = new GroupCommit<Chunk>({
+      maxRecords: 100,
+      records: (chunk) => chunk.records,
+      commit,
+      priority: (chunk) => (chunk.label.startsWith('main') ? 1 : 0),
+      yields: (chunk) => chunk.label.startsWith('behind'),
+    });
+    for (const label of ['behind-1', 'behind-2', 'main-1', 'behind-3']) void group.submit({ label, records: 10 });
+    await nextTurn();
+    expect(labels(0)).toEqual(['main-1', 'behind-1']);
+    transactions[0]!.commit();
+    await nextTurn();
+    expect(labels(1)).toEqual(['behind-2', 'behind-3']);
   });
 
   it('holds chunks submitted during a transaction for the next one', async () => {

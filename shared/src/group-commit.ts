@@ -31,6 +31,12 @@ export interface GroupCommitOptions<C> {
   records(chunk: C): number;
   /** Higher goes first; equal priorities keep their arrival order. Default: all equal. */
   priority?(chunk: C): number;
+  /**
+   * A chunk that yields joins a transaction holding chunks of a higher priority only as the
+   * first of its priority: the router's overflow lane, while it is behind, so that the main
+   * lane's transactions stay short.
+   */
+  yields?(chunk: C): boolean;
   /** Commits the chunks in one transaction: resolves once committed, rejects otherwise. */
   commit(chunks: C[]): Promise<void>;
 }
@@ -79,26 +85,32 @@ export class GroupCommit<C> {
   }
 
   private take(): Array<Waiting<C>> {
-    const { maxRecords, records, priority } = this.options;
+    const { maxRecords, records, priority, yields } = this.options;
     // Array.prototype.sort is stable: arrival order holds within a priority.
     const ordered = priority ? [...this.queue].sort((a, b) => priority(b.chunk) - priority(a.chunk)) : this.queue;
     // Each priority present gets at least its first chunk, even past maxRecords: filled up with
     // the main lane's chunks first, a transaction never had room for an overflow chunk, and
     // while the main lane kept handing some over the overflow lane was never routed at all.
-    // Within a priority, chunks are taken in order until one does not fit.
+    // Within a priority, chunks are taken in order until one does not fit — or, for chunks that
+    // yield, after the first when a higher priority is in the transaction.
     const started = new Set<number>();
     const closed = new Set<number>();
     const taken: Array<Waiting<C>> = [];
+    let top: number | undefined;
     let total = 0;
     for (const waiting of ordered) {
       const level = priority ? priority(waiting.chunk) : 0;
       if (closed.has(level)) continue;
       const size = records(waiting.chunk);
-      if (started.has(level) && total + size > maxRecords) {
-        closed.add(level);
-        continue;
+      if (started.has(level)) {
+        const yielding = top !== undefined && level < top && (yields?.(waiting.chunk) ?? false);
+        if (yielding || total + size > maxRecords) {
+          closed.add(level);
+          continue;
+        }
       }
       started.add(level);
+      top ??= level;
       total += size;
       taken.push(waiting);
     }

@@ -46,6 +46,9 @@ import type { ConfigLookup, DecodedRecord } from './route-chunk.js';
 import { planTransaction, recordCount, type PartitionChunk } from './transaction-plan.js';
 
 /** One ingest topic the router reads, with its consumer group. The first lane goes first. */
+/** An overflow lane that is behind is routed in chunks of ROUTER_MAX_BATCH / this. */
+const BEHIND_CHUNK_DIVISOR = 4;
+
 export interface IngestLaneSource {
   topic: string;
   groupId: string;
@@ -89,14 +92,17 @@ export class RouterPipeline {
    */
   private readonly heartbeatFailed = new Set<string>();
   private readonly groupOf: ReadonlyMap<string, string>;
+  private readonly mainTopic: string | undefined;
 
   constructor(private readonly options: PipelineOptions) {
     const mainTopic = options.lanes[0]?.topic;
+    this.mainTopic = mainTopic;
     this.groupOf = new Map(options.lanes.map(({ topic, groupId }) => [topic, groupId]));
     this.groupCommit = new GroupCommit<PartitionChunk>({
       maxRecords: options.maxBatch,
       records: (chunk) => chunk.records.length,
       priority: (chunk) => (chunk.topic === mainTopic ? 1 : 0),
+      yields: (chunk) => chunk.behind === true,
       commit: (chunks) => this.routeAndCommit(chunks),
     });
   }
@@ -164,7 +170,14 @@ export class RouterPipeline {
       return;
     }
     await this.retriable(topic, partition, () => this.options.dedup.ready());
-    const { maxBatch, metrics } = this.options;
+    const { metrics } = this.options;
+    // An overflow lane that is behind is routed in smaller chunks, one per transaction that
+    // carries main-lane chunks (GroupCommit `yields`): those transactions, the main lane's
+    // wait, stay short while a burst is routed. Measured at 4,000 events/s offered on two
+    // cores, transactions of the main lane plus a full overflow chunk took 0.85 s, and the
+    // main lane's records waited that long.
+    const behind = topic !== this.mainTopic && Number(batch.offsetLag()) > this.options.maxBatch;
+    const maxBatch = behind ? Math.max(1, Math.floor(this.options.maxBatch / BEHIND_CHUNK_DIVISOR)) : this.options.maxBatch;
     for (let start = 0; start < messages.length; start += maxBatch) {
       if (!isRunning() || isStale() || this.heartbeatFailed.has(topic)) return;
       const finishBatch = metrics.batchDuration.startTimer();
@@ -176,7 +189,7 @@ export class RouterPipeline {
       await this.retriable(topic, partition, async () => {
         const records: DecodedRecord[] = [];
         for (const message of slice) records.push(await this.decode(message));
-        await this.groupCommit.submit({ topic, partition, records, nextOffset: (BigInt(lastOffset) + 1n).toString() });
+        await this.groupCommit.submit({ topic, partition, records, nextOffset: (BigInt(lastOffset) + 1n).toString(), behind });
       });
       finishBatch();
       resolveOffset(last.offset);

@@ -18,6 +18,8 @@ export interface PartitionChunk {
   records: readonly DecodedRecord[];
   /** The offset to commit for the partition once the chunk is routed. */
   nextOffset: string;
+  /** An overflow-lane chunk read while that lane is behind: it yields to the main lane (GroupCommit). */
+  behind?: boolean;
 }
 
 export interface TopicOffsets {
