@@ -14,12 +14,29 @@ export async function groupLag(admin: Admin, groupId: string, topic: string): Pr
   return lag;
 }
 
-/** What waits in front of a new event: the router's two ingest lanes and the dispatcher's first attempts. */
-export async function deliveryPathBacklog(admin: Admin, topics: TopicNames): Promise<number> {
-  const lags = await Promise.all([
+/** Records waiting at each step of the delivery path that a new event passes. */
+export interface PathBacklog {
+  routerMain: number;
+  routerOverflow: number;
+  dispatcherFirst: number;
+}
+
+export async function pathBacklog(admin: Admin, topics: TopicNames): Promise<PathBacklog> {
+  const [routerMain, routerOverflow, dispatcherFirst] = await Promise.all([
     groupLag(admin, `${topics.namespace}-router`, topics.ingest),
     groupLag(admin, `${topics.namespace}-router-overflow`, topics.ingestOverflow),
     groupLag(admin, `${topics.namespace}-dispatcher`, topics.deliveries),
   ]);
-  return lags.reduce((sum, lag) => sum + lag, 0);
+  return { routerMain, routerOverflow, dispatcherFirst };
+}
+
+/** What waits in front of a new event: the router's two ingest lanes and the dispatcher's first attempts. */
+export async function deliveryPathBacklog(admin: Admin, topics: TopicNames): Promise<number> {
+  const { routerMain, routerOverflow, dispatcherFirst } = await pathBacklog(admin, topics);
+  return routerMain + routerOverflow + dispatcherFirst;
+}
+
+/** The larger of each step's backlog. */
+export function maxBacklog(a: PathBacklog, b: PathBacklog): PathBacklog {
+  return { routerMain: Math.max(a.routerMain, b.routerMain), routerOverflow: Math.max(a.routerOverflow, b.routerOverflow), dispatcherFirst: Math.max(a.dispatcherFirst, b.dispatcherFirst) };
 }

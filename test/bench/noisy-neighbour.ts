@@ -38,6 +38,7 @@ import { LatencyHistogram, type LatencySummary } from './histogram.js';
 import { SERVICES, settingsNote, type BenchService } from './options.js';
 import { findStackJvms } from './proc.js';
 import type { FailingReceiverReport, GeneratorCommand, GeneratorFinal, GeneratorReport, ReceiverCommand, ReceiverFinal, ReceiverReport } from './protocol.js';
+import { deliveryPathBacklog, maxBacklog, pathBacklog, type PathBacklog } from './kafka-lag.js';
 import { int, ms } from './report.js';
 import type { ProcessUsage } from './result.js';
 
@@ -89,6 +90,8 @@ export interface VariantResult {
   dispatcherMicrosPerDeferral: number;
   /** All services and the broker, per burst event, µs. */
   pipelineMicrosPerEvent: number;
+  /** The largest backlog at each step of the delivery path, sampled every second of the phase (runs since 26 November 2026). */
+  peakBacklog?: PathBacklog;
 }
 
 export interface NoisyResult {
@@ -133,6 +136,9 @@ export interface NoisyResult {
 }
 
 const RESULTS_DIR = join(REPO_ROOT, 'test', 'bench', 'results');
+/** A delivery path this close to empty counts as drained (the trickle and in-flight work). */
+const DRAINED_RECORDS = 200;
+const DRAIN_LIMIT_MS = 240_000;
 const BROKER = 'Kafka broker (JVM)';
 const REGISTRY = 'schema registry (JVM)';
 
@@ -205,6 +211,23 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
     const trickle = forkChild<GeneratorReport>('load-generator.js', { BENCH_INGEST_URL: ingest.url, BENCH_WRITE_KEY: `wk_quiet_${namespace}`, BENCH_BATCH_SIZE: '1' });
     children.push(trickle);
     processes.add('load generator (trickle)', trickle.process.pid);
+    // Each phase starts on an empty delivery path: a burst offered faster than the pipeline
+    // delivers (a healthy one above all) leaves a backlog, and the next phase would otherwise
+    // measure what that one left rather than its own effect. The wait is reported.
+    const drained = async (before: string): Promise<void> => {
+      const started = Date.now();
+      let backlog = await deliveryPathBacklog(admin, topics);
+      while (backlog > DRAINED_RECORDS && Date.now() - started < DRAIN_LIMIT_MS) {
+        await sleep(500);
+        backlog = await deliveryPathBacklog(admin, topics);
+      }
+      const waited = (Date.now() - started) / 1000;
+      if (waited >= 1 || backlog > DRAINED_RECORDS) {
+        const note = `waited ${waited.toFixed(0)} s before ${before} for the delivery path's backlog (router lanes, dispatcher first attempts) to clear${backlog > DRAINED_RECORDS ? `; ${int(backlog)} records were still waiting` : ''}`;
+        notes.push(note);
+        say(`  ${note}`);
+      }
+    };
     const trickleAt = (phase: string) => {
       trickle.process.send({ kind: 'rate', rate: options.trickleRate, phase } satisfies GeneratorCommand);
     };
@@ -220,6 +243,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
     warmup.process.send({ kind: 'rate', rate: 0, phase: 'warmup' } satisfies GeneratorCommand);
     await sleep(10_000);
     await stopChild(warmup.process);
+    await drained('the baseline');
     say(`baseline: the healthy destination alone, ${options.trickleRate} events/s for ${options.baselineSeconds} s`);
     trickleAt('baseline');
     await sleep(options.baselineSeconds * 1000);
@@ -232,9 +256,11 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       burstSeconds: number;
       accepted: number;
       counters: PhaseCounters;
+      peak: PathBacklog;
     }> = [];
     const burstAccepted = new Map<string, number>();
     for (const variant of BURSTS) {
+      await drained(`the burst to ${variant.title}`);
       trickleAt(`during-${variant.name}`);
       const generator = forkChild<GeneratorReport>('load-generator.js', { BENCH_INGEST_URL: ingest.url, BENCH_WRITE_KEY: `wk_${variant.name}_${namespace}` });
       children.push(generator);
@@ -247,6 +273,15 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       const startedPhase = Date.now();
       say(`burst to ${variant.title}: ${int(options.burstEvents)} events at ${int(options.burstRate)}/s, the trickle going on`);
       generator.process.send({ kind: 'rate', rate: options.burstRate, phase: `burst-${variant.name}` } satisfies GeneratorCommand);
+      // The largest backlog at each step, sampled every second through the burst and its tail.
+      let peak: PathBacklog = { routerMain: 0, routerOverflow: 0, dispatcherFirst: 0 };
+      let sampling = true;
+      const sampler = (async () => {
+        while (sampling) {
+          peak = maxBacklog(peak, await pathBacklog(admin, topics).catch(() => peak));
+          await sleep(1000);
+        }
+      })();
       while (sent < options.burstEvents) {
         await sleep(250);
         generator.process.send({ kind: 'flush' } satisfies GeneratorCommand);
@@ -257,13 +292,16 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       generator.process.send({ kind: 'final' } satisfies GeneratorCommand);
       const final = (await generator.next('final', 30_000)) as GeneratorFinal;
       const acceptedEvents = BitSet.fromBase64(final.acceptedBatches).size * 100;
+      sampling = false;
+      await sampler;
       const end = processes.snapshot();
       const counters = difference(await phaseCounters(dispatcher.url), before);
       const seconds = (Date.now() - startedPhase) / 1000;
       burstAccepted.set(variant.destinationId, acceptedEvents);
-      phaseCpu.push({ variant, start, end, seconds, burstSeconds, accepted: acceptedEvents, counters });
+      phaseCpu.push({ variant, start, end, seconds, burstSeconds, accepted: acceptedEvents, counters, peak });
       await stopChild(generator.process);
       say(`  ${variant.title}: ${int(acceptedEvents)} accepted in ${burstSeconds.toFixed(0)} s; ${int(counters.circuitOpen)} deferred (circuit open), ${int(counters.backlogFull)} (backlog full)`);
+      say(`  largest backlog: router main lane ${int(peak.routerMain)}, overflow lane ${int(peak.routerOverflow)}, dispatcher first attempts ${int(peak.dispatcherFirst)}`);
     }
     trickleAt('after');
     await sleep(20_000);
@@ -308,7 +346,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
 
     const latency = (tag: string) => LatencyHistogram.fromJSON(received.phases[tag] ?? new LatencyHistogram().toJSON()).summary();
     const baseline = latency('baseline');
-    const bursts: VariantResult[] = phaseCpu.map(({ variant, start, end, seconds, burstSeconds, accepted, counters }) => {
+    const bursts: VariantResult[] = phaseCpu.map(({ variant, start, end, seconds, burstSeconds, accepted, counters, peak }) => {
       const usage = processes.usage(start, end, seconds, accepted);
       const dispatcherUsage = usage.find((u) => u.name === 'dispatcher');
       const deferrals = counters.circuitOpen + counters.backlogFull;
@@ -326,6 +364,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
         processes: usage,
         dispatcherMicrosPerDeferral: dispatcherUsage && deferrals > 0 ? (dispatcherUsage.cpuSeconds * 1e6) / deferrals : Number.NaN,
         pipelineMicrosPerEvent: accepted > 0 ? (pipelineSeconds * 1e6) / accepted : Number.NaN,
+        peakBacklog: peak,
       };
     });
 
@@ -488,12 +527,13 @@ export function renderNoisyMarkdown(result: NoisyResult): string {
     ...result.variants.map((v) => `| during the burst to: ${v.title} | ${latencyCell(v.healthyLatency)} |`),
     `| after the bursts | ${latencyCell(result.after.latency)} |`,
     '',
-    '| burst to | events | burst s | requests made (whole run) | deferred without a request: circuit open / backlog full | dispatcher CPU µs per deferral | pipeline CPU µs per burst event |',
-    '|---|---:|---:|---:|---:|---:|---:|',
+    '| burst to | events | burst s | requests made (whole run) | deferred without a request: circuit open / backlog full | dispatcher CPU µs per deferral | pipeline CPU µs per burst event | largest backlog: router main / overflow / dispatcher |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
     ...[...(result.control ? [result.control] : []), ...result.variants].map(
       (v) =>
         `| ${v.title} | ${int(v.burstEvents)} | ${v.burstSeconds.toFixed(0)} | ${int(v.requests)} | ${int(v.deferrals.circuitOpen)} / ${int(v.deferrals.backlogFull)} | ` +
-        `${int(v.dispatcherMicrosPerDeferral)} | ${int(v.pipelineMicrosPerEvent)} |`,
+        `${int(v.dispatcherMicrosPerDeferral)} | ${int(v.pipelineMicrosPerEvent)} | ` +
+        (v.peakBacklog ? `${int(v.peakBacklog.routerMain)} / ${int(v.peakBacklog.routerOverflow)} / ${int(v.peakBacklog.dispatcherFirst)} |` : '– |'),
     ),
     '',
     '| failing destination | deliveries | `expired` dead letters | other dead letters | attempts after the window | ladder steps per delivery (attempts + deferrals) | requests: attempt log / receiver |',
