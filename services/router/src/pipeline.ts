@@ -45,10 +45,10 @@ import type { RouterMetrics } from './metrics.js';
 import type { ConfigLookup, DecodedRecord } from './route-chunk.js';
 import { planTransaction, recordCount, type PartitionChunk } from './transaction-plan.js';
 
-/** One ingest topic the router reads, with its consumer group. The first lane goes first. */
 /** An overflow lane that is behind is routed in chunks of ROUTER_MAX_BATCH / this. */
 const BEHIND_CHUNK_DIVISOR = 4;
 
+/** One ingest topic the router reads, with its consumer group. The first lane goes first. */
 export interface IngestLaneSource {
   topic: string;
   groupId: string;
