@@ -96,7 +96,7 @@ export async function runAudienceBench(options: AudienceBenchOptions): Promise<v
 
     // Count what reached the ingest topic, exactly, by trait value.
     const counted = { joined: 0, left: 0 };
-    await scanTopicMessages({ kafka, topic: topics.ingest, groupId: `${namespace}-count`, since: undefined, timeoutMs: 600_000 }, async (_partition, message) => {
+    await scanTopicMessages({ kafka, topic: topics.ingestOverflow, groupId: `${namespace}-count`, since: undefined, timeoutMs: 600_000 }, async (_partition, message) => {
       const decoded = await codec.decode<IngestMessage>('ingest', message.value);
       if (decoded.type !== 'identify') return;
       if (decoded.traits === '{"bench_audience":true}') counted.joined++;

@@ -97,7 +97,7 @@ describe('audience syncs', () => {
   const path = `/audiences/${encodeURIComponent(audience)}/members`;
 
   it('send an Identify for every member on the first sync, then only the changes', async () => {
-    const ingestBefore = await endOffset(topics.ingest);
+    const ingestBefore = await endOffset(topics.ingestOverflow);
     const audiencesBefore = await endOffset(topics.audiences);
     const first = await call('PUT', path, { sourceId: 'web', userIds: ['ann', 'bob', 'cy'] });
     expect(first.json).toEqual({ audience, trait: 'high_value_users', firstSync: true, members: 3, added: 3, removed: 0, changed: 0, unchanged: 0, messages: 3 });
@@ -108,7 +108,7 @@ describe('audience syncs', () => {
     const unchanged = await call('PUT', path, { sourceId: 'web', userIds: ['dee', 'cy', 'bob'] });
     expect(unchanged.json).toMatchObject({ added: 0, removed: 0, unchanged: 3, messages: 0 });
 
-    const records = await readTopic(kafka, topics.ingest, { until: (read) => read.filter((r) => r.message.key && ['ann', 'bob', 'cy', 'dee'].includes(r.message.key.toString())).length >= 5 });
+    const records = await readTopic(kafka, topics.ingestOverflow, { until: (read) => read.filter((r) => r.message.key && ['ann', 'bob', 'cy', 'dee'].includes(r.message.key.toString())).length >= 5 });
     const identifies = await Promise.all(
       records.filter((r) => ['ann', 'bob', 'cy', 'dee'].includes(r.message.key!.toString())).map(async (r) => codec.decode<IngestMessage>('ingest', r.message.value!)),
     );
@@ -131,7 +131,7 @@ describe('audience syncs', () => {
     // partition it touched, on both topics; the unchanged sync wrote nothing at all.
     const ingestRecords = 5;
     const audienceRecords = 5;
-    const ingestMarkers = (await endOffset(topics.ingest)) - ingestBefore - ingestRecords;
+    const ingestMarkers = (await endOffset(topics.ingestOverflow)) - ingestBefore - ingestRecords;
     const audienceMarkers = (await endOffset(topics.audiences)) - audiencesBefore - audienceRecords;
     expect(ingestMarkers).toBeGreaterThanOrEqual(2);
     expect(ingestMarkers).toBeLessThanOrEqual(4);
@@ -172,7 +172,7 @@ describe('audience syncs', () => {
   /** Identify messages on the ingest topic for one trait: `userId → traits JSON` in order. */
   const identifiesFor = async (trait: string): Promise<Map<string, string[]>> => {
     const sent = new Map<string, string[]>();
-    for (const { message } of await readTopicToEnd(kafka, topics.ingest)) {
+    for (const { message } of await readTopicToEnd(kafka, topics.ingestOverflow)) {
       const decoded = await codec.decode<IngestMessage>('ingest', message.value!);
       if (decoded.type !== 'identify' || !decoded.traits?.includes(`"${trait}"`)) continue;
       sent.set(decoded.userId!, [...(sent.get(decoded.userId!) ?? []), decoded.traits]);

@@ -133,8 +133,10 @@ async function writeChunk(deps: AudienceSyncDeps, sync: AudienceSync, changes: M
     memberships.push({ key: membership.key, value: membership.value ? deps.codec.encode(deps.topics.audiences, membership.value) : null });
   }
   await deps.write([
-    // Keyed like every ingest record: anonymousId, else userId (always set here).
-    { topic: deps.topics.ingest, messages: messages.map((message) => ({ key: message.userId!, value: deps.codec.encode(deps.topics.ingest, message) })) },
+    // Keyed like every ingest record: anonymousId, else userId (always set here). Through the
+    // overflow lane: a sync is bulk by nature (up to a million members), and on the main ingest
+    // topic it would queue in front of every source's live events.
+    { topic: deps.topics.ingestOverflow, messages: messages.map((message) => ({ key: message.userId!, value: deps.codec.encode(deps.topics.ingestOverflow, message) })) },
     { topic: deps.topics.audiences, messages: memberships },
   ]);
 }
