@@ -35,7 +35,7 @@ export const TRIBUTARY_METRICS: readonly MetricDefinition[] = [
   metric('tributary_ingest_transaction_size', 'histogram', [], ['ingest']),
 
   metric('tributary_router_routed_total', 'counter', ['destination'], ['router']),
-  metric('tributary_router_parked_total', 'counter', ['destination'], ['router']),
+  metric('tributary_router_parked_total', 'counter', ['destination', 'reason'], ['router']),
   metric('tributary_router_filtered_total', 'counter', ['reason'], ['router']),
   metric('tributary_router_duplicates_total', 'counter', [], ['router']),
   metric('tributary_router_invalid_total', 'counter', ['reason'], ['router']),

@@ -362,6 +362,8 @@ export interface DestinationHealth {
   queuedFirst: number;
   queuedRetries: number;
   inFlight: number;
+  /** Attempts out and none finished since then, for longer than the dispatcher's queue wait; null otherwise. */
+  stalledSince: number | null;
   attempts: number;
   deferrals: number;
   updatedAt: number;

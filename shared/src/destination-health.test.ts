@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DestinationHealth } from '@tributary/schemas';
-import { circuitTrippedEverywhere, STALE_AFTER_MS } from './destination-health.js';
+import { parkReason, STALE_AFTER_MS } from './destination-health.js';
 
 const NOW = Date.parse('2026-11-26T00:00:00Z');
 
@@ -21,6 +21,7 @@ function view(instanceId: string, fields: Partial<DestinationHealth> = {}): Dest
     queuedFirst: 0,
     queuedRetries: 0,
     inFlight: 0,
+    stalledSince: null,
     attempts: 10,
     deferrals: 100,
     updatedAt: NOW - 1_000,
@@ -28,20 +29,28 @@ function view(instanceId: string, fields: Partial<DestinationHealth> = {}): Dest
   };
 }
 
-describe('circuitTrippedEverywhere', () => {
-  it('is true when every fresh view has the circuit open or half-open (probing), its open period over or not', () => {
-    expect(circuitTrippedEverywhere([view('a'), view('b', { openUntil: NOW - 1 })], NOW)).toBe(true);
-    expect(circuitTrippedEverywhere([view('a'), view('b', { state: 'half_open', openUntil: null })], NOW)).toBe(true);
+describe('parkReason', () => {
+  const closed = { state: 'closed', openUntil: null } as const;
+
+  it('is circuit_open when every fresh view has the circuit open or half-open (probing), its open period over or not', () => {
+    expect(parkReason([view('a'), view('b', { openUntil: NOW - 1 })], NOW)).toBe('circuit_open');
+    expect(parkReason([view('a'), view('b', { state: 'half_open', openUntil: null })], NOW)).toBe('circuit_open');
   });
 
-  it('is false when any fresh view has the circuit closed', () => {
-    expect(circuitTrippedEverywhere([view('a'), view('b', { state: 'closed', openUntil: null })], NOW)).toBe(false);
+  it('is stalled when a closed circuit has its attempts stalled and every other fresh view is tripped or stalled', () => {
+    expect(parkReason([view('a', { ...closed, inFlight: 64, stalledSince: NOW - 1_500 })], NOW)).toBe('stalled');
+    expect(parkReason([view('a'), view('b', { ...closed, inFlight: 3, stalledSince: NOW - 1_500 })], NOW)).toBe('stalled');
   });
 
-  it('ignores stale views, and is false with no fresh one', () => {
-    const dead = view('dead', { state: 'closed', openUntil: null, updatedAt: NOW - STALE_AFTER_MS - 1 });
-    expect(circuitTrippedEverywhere([view('a'), dead], NOW)).toBe(true);
-    expect(circuitTrippedEverywhere([view('gone', { updatedAt: NOW - STALE_AFTER_MS - 1 })], NOW)).toBe(false);
-    expect(circuitTrippedEverywhere([], NOW)).toBe(false);
+  it('is undefined when any fresh view has the circuit closed and its attempts moving', () => {
+    expect(parkReason([view('a'), view('b', closed)], NOW)).toBeUndefined();
+    expect(parkReason([view('a', { ...closed, stalledSince: NOW - 1_500 }), view('b', closed)], NOW)).toBeUndefined();
+  });
+
+  it('ignores stale views, and is undefined with no fresh one', () => {
+    const dead = view('dead', { ...closed, updatedAt: NOW - STALE_AFTER_MS - 1 });
+    expect(parkReason([view('a'), dead], NOW)).toBe('circuit_open');
+    expect(parkReason([view('gone', { updatedAt: NOW - STALE_AFTER_MS - 1 })], NOW)).toBeUndefined();
+    expect(parkReason([], NOW)).toBeUndefined();
   });
 });

@@ -5,8 +5,8 @@
  * tombstone) when it stops or forgets an idle destination. A view not refreshed for
  * STALE_AFTER_MS comes from an instance that died without saying so and counts for nothing.
  * Read by the admin API (ingest) and by the router, which sends the deliveries of a destination
- * whose circuit is open or half-open everywhere through the retry lane (`circuitTrippedEverywhere`,
- * pure).
+ * whose circuit is open or half-open, or whose attempts are stalled, everywhere through the retry
+ * lane (`parkReason`, pure).
  */
 import type { Kafka } from 'kafkajs';
 import type { DestinationHealth } from '@tributary/schemas';
@@ -56,26 +56,39 @@ export class DestinationHealthTable {
     return [...(this.byDestination.get(destinationId)?.values() ?? [])];
   }
 
-  /** Whether no dispatcher that handles the destination has its circuit closed (see below). */
-  circuitTrippedEverywhere(destinationId: string, now: number): boolean {
+  /** Why the router should send the destination's new deliveries through the retry lane (see below), or undefined. */
+  parkReason(destinationId: string, now: number): ParkReason | undefined {
     const views = this.byDestination.get(destinationId);
-    return views !== undefined && circuitTrippedEverywhere(views.values(), now);
+    return views === undefined ? undefined : parkReason(views.values(), now);
   }
 }
 
+export type ParkReason = 'circuit_open' | 'stalled';
+
 /**
- * True when at least one fresh view exists and no fresh view has the circuit closed: every
- * dispatcher would defer a new delivery to the destination, or take it as one of its few
- * half-open probes (which a delivery in the retry lane serves as well as one in the first).
- * A closed circuit anywhere, or no fresh view at all, is false — the delivery then goes the
- * usual way.
+ * Why a new delivery would only wait in the first-attempt topic in front of everyone else's:
+ *
+ * - `circuit_open`: no fresh view has the circuit closed — every dispatcher would defer the
+ *   delivery, or take it as one of its few half-open probes (which a delivery in the retry lane
+ *   serves as well as one in the first).
+ * - `stalled`: every fresh view has the circuit tripped or the destination's attempts stalled
+ *   (some out, none finished for a while: a receiver that hangs). Its deliveries would queue
+ *   behind attempts that end only at the timeout, and the circuit opens only then.
+ *
+ * Undefined — the delivery goes the usual way — when there is no fresh view, or when one fresh
+ * view has the circuit closed and its attempts moving. Parking is not deferring: the dispatcher
+ * reads the retry lane at once and still decides there (attempt, probe or defer).
  */
-export function circuitTrippedEverywhere(views: Iterable<DestinationHealth>, now: number): boolean {
+export function parkReason(views: Iterable<DestinationHealth>, now: number): ParkReason | undefined {
   let fresh = 0;
+  let allTripped = true;
   for (const view of views) {
     if (now - view.updatedAt > STALE_AFTER_MS) continue;
-    if (view.state !== 'open' && view.state !== 'half_open') return false;
+    const tripped = view.state === 'open' || view.state === 'half_open';
+    if (!tripped && view.stalledSince === null) return undefined;
+    if (!tripped) allTripped = false;
     fresh++;
   }
-  return fresh > 0;
+  if (fresh === 0) return undefined;
+  return allTripped ? 'circuit_open' : 'stalled';
 }

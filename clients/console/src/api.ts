@@ -51,6 +51,8 @@ export interface InstanceHealth {
   lastFailureAt: string | null;
   lastError: string | null;
   backlog: Backlog;
+  /** Attempts out and none finished since then (a receiver that hangs); null otherwise. */
+  stalledSince: string | null;
   attempts: number;
   deferrals: number;
   updatedAt: string;

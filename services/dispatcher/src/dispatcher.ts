@@ -102,7 +102,7 @@ export class Dispatcher implements LaneHandler {
   constructor(private readonly options: DispatcherOptions) {
     const { kafka, codec, topics, logger, readiness, groupId, metrics } = options;
     this.queue = new FairQueue<Job>(options.limits);
-    this.board = new HealthBoard(options.breaker, options.instanceId);
+    this.board = new HealthBoard(options.breaker, options.instanceId, options.limits.maxQueueWaitMs);
     this.series = new DestinationSeries(metrics);
     this.attemptDeps = { config: options.config, freshness: options.freshness, client: options.client, ladder: options.ladder, series: this.series };
     const sources = laneSources(topics, groupId);
@@ -119,7 +119,7 @@ export class Dispatcher implements LaneHandler {
       backlog: (destinationId) => this.queue.backlog(destinationId),
       lanes: () => ({ first: this.lanes.buffered('first'), retry: this.lanes.buffered('retry'), stagedBytes: this.lanes.stagedBytes(), inFlight: this.queue.inFlight }),
       exists: (destinationId) => options.config.destination(destinationId) !== undefined,
-      wake: () => this.writer.wake(),
+      wake: (urgent) => this.writer.wake(urgent),
     });
     this.writer = new OutcomeWriter({
       output: options.output,

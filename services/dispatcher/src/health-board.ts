@@ -11,6 +11,18 @@ export interface Backlog {
   first: number;
   retry: number;
   running: number;
+  /** While attempts run: since when none of them has finished (the first started after none ran, or the last to finish). */
+  progressAt?: number | undefined;
+}
+
+/**
+ * Since when the destination's attempts have been stalled — some are out and none has finished
+ * for longer than `stallMs` (a receiver that hangs until the timeout) — or null. Published, so
+ * the router can send its new deliveries through the retry lane before timeouts open its circuit.
+ */
+export function stalledSince(backlog: Backlog, now: number, stallMs: number): number | null {
+  const { running, progressAt } = backlog;
+  return running > 0 && progressAt !== undefined && now - progressAt > stallMs ? progressAt : null;
 }
 
 interface Tracked {
@@ -33,6 +45,8 @@ export class HealthBoard {
   constructor(
     private readonly settings: BreakerSettings,
     private readonly instanceId: string,
+    /** Attempts out and none finished for longer than this: the destination is stalled (see `stalledSince`). */
+    private readonly stallMs: number,
   ) {}
 
   /** Asks the destination's breaker about its next delivery; `transition` is set when that moved it (open → half-open). */
@@ -95,10 +109,20 @@ export class HealthBoard {
       queuedFirst: backlog.first,
       queuedRetries: backlog.retry,
       inFlight: backlog.running,
+      stalledSince: stalledSince(backlog, now, this.stallMs),
       attempts: entry.attempts,
       deferrals: entry.deferrals,
       updatedAt: now,
     };
+  }
+
+  /** Whether the destination is stalled now (see `stalledSince`). */
+  stalled(backlog: Backlog, now: number): boolean {
+    return stalledSince(backlog, now, this.stallMs) !== null;
+  }
+
+  has(destinationId: string): boolean {
+    return this.tracked.has(destinationId);
   }
 
   destinations(): IterableIterator<string> {

@@ -1,7 +1,8 @@
 /**
  * Makes this process's view of its destinations visible: their health records on
  * `<ns>.destination-health.v1` (every destination it tracks every HEALTH_INTERVAL_MS, at
- * once on a circuit change, withdrawn when forgotten or at shutdown), the per-destination
+ * once on a circuit change or when its attempts stall or move again — looked at every
+ * STALL_CHECK_MS —, withdrawn when forgotten or at shutdown), the per-destination
  * gauges, and one log line per destination with deferrals every DEFERRAL_LOG_INTERVAL_MS.
  * The records ride in the outcome writer's next transaction.
  */
@@ -17,6 +18,12 @@ export const HEALTH_INTERVAL_MS = 5_000;
 const HEALTH_IDLE_MS = 5 * 60_000;
 const GAUGE_INTERVAL_MS = 1_000;
 const DEFERRAL_LOG_INTERVAL_MS = 10_000;
+/**
+ * How often destinations are looked at for a stall (attempts out, none finished for the queue
+ * wait). The router parks a stalled destination's new deliveries: the sooner it hears, the
+ * fewer of them wait in the first-attempt topic in front of everyone else's.
+ */
+const STALL_CHECK_MS = 200;
 
 export interface HealthPublisherOptions {
   board: HealthBoard;
@@ -29,13 +36,15 @@ export interface HealthPublisherOptions {
   backlog(destinationId: string): Backlog;
   lanes(): { first: { records: number; bytes: number }; retry: { records: number; bytes: number }; stagedBytes: number; inFlight: number };
   exists(destinationId: string): boolean;
-  /** There are records for the writer. */
-  wake(): void;
+  /** There are records for the writer; `urgent`: a circuit or stall changed, which the router acts on. */
+  wake(urgent?: boolean): void;
 }
 
 export class HealthPublisher {
   private pending = new Map<string, Output>();
   private readonly timers: NodeJS.Timeout[] = [];
+  /** Destinations last published as stalled. */
+  private readonly stalled = new Set<string>();
 
   constructor(private readonly options: HealthPublisherOptions) {}
 
@@ -44,6 +53,7 @@ export class HealthPublisher {
       [() => this.updateGauges(), GAUGE_INTERVAL_MS],
       [() => this.publishAll(), HEALTH_INTERVAL_MS],
       [() => this.logDeferrals(), DEFERRAL_LOG_INTERVAL_MS],
+      [() => this.watchStalls(), STALL_CHECK_MS],
     ] as const) {
       const timer = setInterval(run, every);
       timer.unref();
@@ -67,7 +77,7 @@ export class HealthPublisher {
     if (to === 'open') logger.warn(context, 'circuit opened: deliveries are deferred without a request until it half-opens');
     else logger.info(context, to === 'closed' ? 'circuit closed: the destination answers again' : 'circuit half-open: probing');
     this.stage(destinationId);
-    this.options.wake();
+    this.options.wake(true);
   }
 
   /** The records waiting for a transaction (then forgotten). */
@@ -94,6 +104,29 @@ export class HealthPublisher {
   private withdraw(destinationId: string): void {
     const key = destinationHealthKey(destinationId, this.options.instanceId);
     this.pending.set(key, { topic: this.options.topics.destinationHealth, key, value: null });
+  }
+
+  /** Publishes at once a destination whose attempts stalled, or moved again after a stall. */
+  private watchStalls(): void {
+    const { board, logger } = this.options;
+    const now = Date.now();
+    let changed = false;
+    for (const destinationId of board.destinations()) {
+      const backlog = this.options.backlog(destinationId);
+      const stalled = board.stalled(backlog, now);
+      if (stalled === this.stalled.has(destinationId)) continue;
+      if (stalled) {
+        this.stalled.add(destinationId);
+        logger.info({ destinationId, inFlight: backlog.running, since: new Date(backlog.progressAt!).toISOString() }, 'attempts stalled: none finished lately; new deliveries go through the retry lane');
+      } else {
+        this.stalled.delete(destinationId);
+        logger.info({ destinationId }, 'attempts moving again');
+      }
+      this.stage(destinationId);
+      changed = true;
+    }
+    for (const destinationId of this.stalled) if (!board.has(destinationId)) this.stalled.delete(destinationId);
+    if (changed) this.options.wake(true);
   }
 
   private publishAll(): void {

@@ -81,6 +81,15 @@ export function isFatalProduceError(error: unknown): boolean {
   return false;
 }
 
+/**
+ * The shortest time between transactions when one is asked for urgently (a circuit or a
+ * stall changed: the router parks a destination's deliveries once it reads that). Waiting out
+ * the whole interval let a burst put another 250 ms of failing deliveries in front of
+ * everyone's first attempts; a floor keeps a destination that flaps from turning the interval
+ * into back-to-back transactions.
+ */
+const URGENT_INTERVAL_MS = 50;
+
 interface Pending {
   owned: OwnedLedger;
   batch: LedgerBatch;
@@ -89,6 +98,9 @@ interface Pending {
 export class OutcomeWriter {
   private stopped = false;
   private wakeUp: (() => void) | undefined;
+  private urgent = false;
+  /** Sleeping with nothing to commit: any wake starts a transaction. */
+  private idle = false;
   private loop: Promise<void> | undefined;
   private failures = 0;
   private lastStart = 0;
@@ -100,9 +112,12 @@ export class OutcomeWriter {
     this.loop = this.run();
   }
 
-  /** Something was settled: commit it with the next transaction. */
-  wake(): void {
-    this.wakeUp?.();
+  /** Something was settled: commit it with the next transaction — `urgent`: as soon as URGENT_INTERVAL_MS allows. */
+  wake(urgent = false): void {
+    if (urgent && !this.urgent) {
+      this.urgent = true;
+      this.wakeUp?.();
+    } else if (this.idle) this.wakeUp?.();
   }
 
   /** Commits what is settled now (one last round, retried for at most `timeoutMs`), then stops. */
@@ -121,25 +136,32 @@ export class OutcomeWriter {
 
   private async run(): Promise<void> {
     while (!this.stopped) {
-      const wait = this.lastStart + this.options.intervalMs - Date.now();
-      if (wait > 0) await this.sleepUnlessWoken(wait, false);
+      // Woken early only when urgent; then the wait is shortened to URGENT_INTERVAL_MS, not skipped.
+      let wait = this.lastStart + this.options.intervalMs - Date.now();
+      if (wait > 0 && !this.urgent) await this.sleepUnlessWoken(wait, false);
+      wait = this.lastStart + URGENT_INTERVAL_MS - Date.now();
+      if (this.urgent && wait > 0) await sleep(wait);
       if (this.stopped) return;
+      this.urgent = false;
       const result = await this.commitOnce();
-      if (result === 'idle') await this.sleepUnlessWoken(this.options.intervalMs * 10, true);
+      if (result === 'idle' && !this.urgent) await this.sleepUnlessWoken(this.options.intervalMs * 10, true);
       else if (result === 'failed') await sleep(Math.min(MAX_BACKOFF_MS, 100 * 2 ** Math.min(this.failures, 6)));
     }
   }
 
-  private sleepUnlessWoken(ms: number, wakeable: boolean): Promise<void> {
+  /** Sleeps for `ms`; `idle`: any wake ends it, else only an urgent one. */
+  private sleepUnlessWoken(ms: number, idle: boolean): Promise<void> {
+    this.idle = idle;
     return new Promise<void>((resolve) => {
       const timer = setTimeout(done, ms);
       function done(): void {
         clearTimeout(timer);
         resolve();
       }
-      if (wakeable) this.wakeUp = done;
+      this.wakeUp = done;
     }).finally(() => {
       this.wakeUp = undefined;
+      this.idle = false;
     });
   }
 

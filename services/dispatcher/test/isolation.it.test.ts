@@ -197,5 +197,14 @@ describe('a hanging destination that fills the lane before its circuit can open'
     expect(Math.max(...arrivals.map((request) => request.at)) - sentAt).toBeLessThan(5_000);
     expect(await metricValue(hangDispatcher.url, 'tributary_dispatcher_deferred_total', { reason: 'backlog_full' })).toBeGreaterThan(0);
     expect(hangReceiver.requests.filter((request) => request.path === '/hang').length).toBeLessThanOrEqual(4);
+    // The stall is published long before the timeouts could open the circuit, so the router
+    // sends the destination's new deliveries through the retry lane.
+    const stalled = await eventually(
+      () => hangPipeline.health.find(({ value }) => value?.destinationId === 'hangs' && value.stalledSince !== null)?.value,
+      'a health record saying the hanging destination is stalled',
+      10_000,
+    );
+    // Still closed: published before the first 10 s timeout.
+    expect(stalled).toMatchObject({ state: 'closed', inFlight: 4 });
   });
 });

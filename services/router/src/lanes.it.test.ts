@@ -85,23 +85,27 @@ describe('ingest lanes', () => {
     expect(watcher.keys().filter((key) => key === 'hooks/both-lanes')).toHaveLength(1);
   }, 60_000);
 
-  it('routes the deliveries of a destination whose circuit is open at every dispatcher through the retry lane, and back once it closes', async () => {
-    const health = async (state: 'open' | 'closed') => {
+  it('routes the deliveries of a destination whose circuit is open, or whose attempts stall, at every dispatcher through the retry lane, and back once it recovers', async () => {
+    const health = async (state: 'open' | 'stalled' | 'closed') => {
       const now = Date.now();
+      const open = state === 'open';
       const view: DestinationHealth = {
-        destinationId: 'down', instanceId: 'dispatcher-1', state, stateSince: now, openUntil: state === 'open' ? now + 60_000 : null, openings: state === 'open' ? 1 : 0,
-        consecutiveFailures: state === 'open' ? 5 : 0, windowRequests: 5, windowFailures: state === 'open' ? 5 : 0, lastSuccessAt: null, lastFailureAt: now, lastError: 'HTTP 503',
-        queuedFirst: 0, queuedRetries: 0, inFlight: 0, attempts: 5, deferrals: 0, updatedAt: now,
+        destinationId: 'down', instanceId: 'dispatcher-1', state: open ? 'open' : 'closed', stateSince: now, openUntil: open ? now + 60_000 : null, openings: open ? 1 : 0,
+        consecutiveFailures: open ? 5 : 0, windowRequests: 5, windowFailures: open ? 5 : 0, lastSuccessAt: null, lastFailureAt: now, lastError: 'HTTP 503',
+        queuedFirst: 0, queuedRetries: 0, inFlight: state === 'stalled' ? 64 : 0, stalledSince: state === 'stalled' ? now - 2_000 : null, attempts: 5, deferrals: 0, updatedAt: now,
       };
       await stack.producer.send({ topic: stack.topics.destinationHealth, messages: [{ key: destinationHealthKey('down', 'dispatcher-1'), value: stack.codec.encode(stack.topics.destinationHealth, view) }] });
     };
-    const parked = () => metricValue(router!.url, 'tributary_router_parked_total', { destination: 'down' });
-    await health('open');
+    const parked = (reason?: string) => metricValue(router!.url, 'tributary_router_parked_total', { destination: 'down', ...(reason ? { reason } : {}) });
     let sent = 0;
-    await eventually(async () => {
-      await produce(stack.topics.ingest, [trackMessage(`tripped-${++sent}`, { sourceId: 'tripped' })]);
-      return (await parked()) > 0;
-    }, 'the router to read the open circuit');
+    for (const state of ['open', 'stalled'] as const) {
+      await health(state);
+      const reason = state === 'open' ? 'circuit_open' : 'stalled';
+      await eventually(async () => {
+        await produce(stack.topics.ingest, [trackMessage(`tripped-${++sent}`, { sourceId: 'tripped' })]);
+        return (await parked(reason)) > 0;
+      }, `the router to read the ${state} destination`);
+    }
     const parkedCount = await parked();
     const retryLane = await readTopic(stack.kafka, stack.topics.dueRetries, { until: (records) => records.length >= parkedCount, timeoutMs: 20_000 });
     expect(retryLane.every(({ message }) => message.key?.toString().startsWith('down/tripped-'))).toBe(true);
@@ -112,7 +116,7 @@ describe('ingest lanes', () => {
       await produce(stack.topics.ingest, [trackMessage(messageId, { sourceId: 'tripped' })]);
       await watcher.settle();
       return watcher.has(`down/${messageId}`);
-    }, 'the router to read the closed circuit');
+    }, 'the router to read the recovered destination');
     // Every message went exactly one way.
     await watcher.settle();
     const viaFirst = watcher.keys().filter((key) => key.startsWith('down/')).length;

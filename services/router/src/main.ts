@@ -98,7 +98,7 @@ await runService({
       logger,
       readiness,
       lanes,
-      circuitTripped: (destinationId, now) => health.circuitTrippedEverywhere(destinationId, now),
+      parkReason: (destinationId, now) => health.parkReason(destinationId, now),
       dedupRecordKey: transactionalId,
       maxBatch: env.ROUTER_MAX_BATCH,
       sessionTimeoutMs: env.ROUTER_SESSION_TIMEOUT,

@@ -9,7 +9,7 @@ import type { ChunkOutcome } from './route-chunk.js';
 
 export interface RouterMetrics {
   routed: Counter<'destination'>;
-  parked: Counter<'destination'>;
+  parked: Counter<'destination' | 'reason'>;
   filtered: Counter<'reason'>;
   duplicates: Counter;
   invalid: Counter<'reason'>;
@@ -56,8 +56,8 @@ export function createRouterMetrics(registry: Registry, dedupEntries: () => numb
     }),
     parked: new Counter({
       name: 'tributary_router_parked_total',
-      help: 'Delivery records written to the retry lane instead of the first-attempt topic: the destination’s circuit was open or half-open at every dispatcher.',
-      labelNames: ['destination'],
+      help: 'Delivery records written to the retry lane instead of the first-attempt topic, by reason: circuit_open (open or half-open at every dispatcher) or stalled (attempts out and none finishing).',
+      labelNames: ['destination', 'reason'],
       registers,
     }),
     filtered,

@@ -38,7 +38,7 @@
  */
 import type { EachBatchPayload, Kafka, KafkaMessage, Message } from 'kafkajs';
 import type { IngestMessage, TopicNames } from '@tributary/schemas';
-import { BatchFailed, committedPositions, GroupCommit, quarantineMessage, sendInChunks, SupervisedConsumer, TransactionOutcomeUnknown, withAdmin, type AvroCodec, type Logger, type Readiness, type TopicMessages, type TransactionalOutput } from '@tributary/shared';
+import { BatchFailed, committedPositions, GroupCommit, quarantineMessage, sendInChunks, SupervisedConsumer, TransactionOutcomeUnknown, withAdmin, type AvroCodec, type Logger, type ParkReason, type Readiness, type TopicMessages, type TransactionalOutput } from '@tributary/shared';
 import type { DedupStore } from './dedup-store.js';
 import { classifyDecodeError, InvalidMessage } from './message.js';
 import type { RouterMetrics } from './metrics.js';
@@ -69,11 +69,12 @@ export interface PipelineOptions {
   /** The main ingest topic first, then the overflow lane. */
   lanes: readonly IngestLaneSource[];
   /**
-   * Whether no dispatcher has the destination's circuit closed (the health topic). Its
-   * deliveries then go through the retry lane, where the dispatcher defers them (or takes
-   * them as half-open probes) without holding up the first-attempt topic for everyone else.
+   * Why the destination's deliveries should go through the retry lane (the health topic: its
+   * circuit tripped, or its attempts stalled, at every dispatcher), or undefined. There the
+   * dispatcher defers them, takes them as probes or attempts them, without holding up the
+   * first-attempt topic for everyone else.
    */
-  circuitTripped?(destinationId: string, now: number): boolean;
+  parkReason?(destinationId: string, now: number): ParkReason | undefined;
   /** Key of this instance's dedup records (its transactional id): any key would do, the topic is read whole. */
   dedupRecordKey: string;
   maxBatch: number;
@@ -232,15 +233,20 @@ export class RouterPipeline {
     if (quarantined.length > 0) topicMessages.push({ topic: topics.quarantine, messages: quarantined });
     // A destination whose circuit is open (or probing) at every dispatcher would only be deferred there —
     // after the dispatcher read it in line with everyone else's first attempts, which a
-    // burst to a failing destination held back by seconds. It goes through the retry lane
+    // burst to a failing destination held back by seconds. One whose attempts hang would
+    // hold them up until its timeouts open the circuit. It goes through the retry lane
     // instead, read apart; the dispatcher still decides (defer, or attempt if it closed).
-    const parked = new Map<string, number>();
+    const parked = new Map<string, { destination: string; reason: ParkReason; count: number }>();
     const first: Message[] = [];
     const retryLane: Message[] = [];
     for (const delivery of plan.deliveries) {
-      if (this.options.circuitTripped?.(delivery.destinationId, now)) {
+      const reason = this.options.parkReason?.(delivery.destinationId, now);
+      if (reason) {
         retryLane.push({ key: delivery.deliveryId, value: codec.encode(topics.dueRetries, delivery) });
-        parked.set(delivery.destinationId, (parked.get(delivery.destinationId) ?? 0) + 1);
+        const key = `${reason}/${delivery.destinationId}`;
+        const counted = parked.get(key);
+        if (counted) counted.count++;
+        else parked.set(key, { destination: delivery.destinationId, reason, count: 1 });
       } else first.push({ key: delivery.deliveryId, value: codec.encode(topics.deliveries, delivery) });
     }
     if (first.length > 0) topicMessages.push({ topic: topics.deliveries, messages: first });
@@ -274,7 +280,7 @@ export class RouterPipeline {
     metrics.transactionSize.observe(records);
     metrics.transactionPartitions.observe(plan.offsets.reduce((sum, { partitions }) => sum + partitions.length, 0));
     claims.commit();
-    for (const [destination, count] of parked) metrics.parked.inc({ destination }, count);
+    for (const { destination, reason, count } of parked.values()) metrics.parked.inc({ destination, reason }, count);
     for (const [index, outcome] of plan.outcomes.entries()) {
       metrics.recordCommitted(outcome);
       for (const { error } of outcome.invalid) metrics.quarantined.inc({ topic: chunks[index]!.topic, reason: error.reason });

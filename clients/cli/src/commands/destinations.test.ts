@@ -23,6 +23,15 @@ describe('formatHealth', () => {
     ]);
   });
 
+  it('marks a closed circuit whose attempts are stalled', () => {
+    const hanging: DestinationHealthAnswer = {
+      ...closed,
+      destinationId: 'hangs',
+      instances: [{ instanceId: 'd-0', state: 'closed', openUntil: null, consecutiveFailures: 0, lastError: null, stalledSince: '2026-11-24T10:00:00.000Z', deferrals: 0, stale: false }],
+    };
+    expect(formatHealth([hanging])[1]).toMatch(/^hangs +closed, stalled +- /);
+  });
+
   it('says so when there are none', () => {
     expect(formatHealth([])).toEqual(['no destinations']);
   });

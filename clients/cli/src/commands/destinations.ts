@@ -20,13 +20,27 @@ export interface DestinationHealthAnswer {
   destinationId: string;
   state: string;
   backlog: Backlog;
-  instances: Array<{ instanceId: string; state: string; openUntil: string | null; consecutiveFailures: number; lastError: string | null; deferrals: number; stale: boolean }>;
+  instances: Array<{
+    instanceId: string;
+    state: string;
+    openUntil: string | null;
+    consecutiveFailures: number;
+    lastError: string | null;
+    /** Absent from servers older than the field. */
+    stalledSince?: string | null;
+    deferrals: number;
+    stale: boolean;
+  }>;
   updatedAt: string | null;
 }
 
 const COLUMNS = ['DESTINATION', 'CIRCUIT', 'OPEN UNTIL', 'QUEUED', 'RETRIES', 'IN FLIGHT', 'DEFERRED', 'LAST ERROR'] as const;
 
-/** A table row per destination; the open-until time and last error come from the instance that reports the worst state. */
+/**
+ * A table row per destination; the open-until time and last error come from the instance that
+ * reports the worst state. A closed circuit whose attempts are stalled somewhere (a receiver
+ * that hangs: the timeouts have not come in yet) reads `closed, stalled`.
+ */
 export function formatHealth(destinations: DestinationHealthAnswer[]): string[] {
   if (destinations.length === 0) return ['no destinations'];
   const rows = destinations.map((health) => {
@@ -34,7 +48,7 @@ export function formatHealth(destinations: DestinationHealthAnswer[]): string[] 
     const worst = fresh.find((instance) => instance.state === health.state);
     return [
       health.destinationId,
-      health.state,
+      health.state === 'closed' && fresh.some((instance) => instance.stalledSince) ? 'closed, stalled' : health.state,
       worst?.openUntil ?? '-',
       String(health.backlog.firstAttempts),
       String(health.backlog.retries),

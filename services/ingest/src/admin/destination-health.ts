@@ -37,6 +37,8 @@ export interface InstanceHealth {
   lastFailureAt: string | null;
   lastError: string | null;
   backlog: BacklogSummary;
+  /** Attempts out and none finished since then (a receiver that hangs); null otherwise. */
+  stalledSince: string | null;
   attempts: number;
   deferrals: number;
   updatedAt: string;
@@ -84,6 +86,7 @@ export function summarise(destinationId: string, views: readonly DestinationHeal
         lastFailureAt: iso(view.lastFailureAt),
         lastError: view.lastError,
         backlog: own,
+        stalledSince: iso(view.stalledSince),
         attempts: view.attempts,
         deferrals: view.deferrals,
         updatedAt: iso(view.updatedAt)!,
