@@ -71,6 +71,7 @@ await runService({
         return { topic, value: codec.encode(topic, message) };
       },
       laneFor: (sourceId, messages, now) => lanes.laneFor(sourceId, messages, now),
+      giveBack: (sourceId, messages) => lanes.giveBack(sourceId, messages),
       submit: (records) => batcher.submit(records),
       isReady: () => readiness.isReady(),
       isOverloaded: () => batcher.isFull(),

@@ -59,6 +59,7 @@ beforeEach(async () => {
     logger,
     metrics: createIngestMetrics(metrics.registry),
     laneFor: (sourceId, messages, now) => lanes.laneFor(sourceId, messages, now),
+    giveBack: (sourceId, messages) => lanes.giveBack(sourceId, messages),
     now: () => NOW,
     newMessageId: () => 'generated',
   });
@@ -151,6 +152,15 @@ describe('accepted calls', () => {
     expect((await post('/v1/track', track)).statusCode).toBe(200);
     expect(submitted.map((records) => [...new Set(records.map(({ topic }) => topic))])).toEqual([['ingest-main'], ['ingest-overflow'], ['ingest-main']]);
     expect(await metrics.registry.metrics()).toMatch(/tributary_ingest_overflow_messages_total\{service="ingest-test"\} 3/);
+  });
+
+  it('gives the share back when Kafka did not take a main-lane request, so its retry is not sent to the overflow lane', async () => {
+    const track = { type: 'track', userId: 'u', event: 'e' };
+    submit = () => Promise.reject(new ProduceTimeoutError(10_000));
+    expect((await post('/v1/batch', { batch: [track, track, track, track] })).statusCode).toBe(503);
+    submit = async (records) => void submitted.push(records);
+    expect((await post('/v1/batch', { batch: [track, track, track, track] })).statusCode).toBe(200);
+    expect(submitted.map((records) => records[0]!.topic)).toEqual(['ingest-main']);
   });
 
   it('counts requests by route and status, messages by type, and batch sizes', async () => {

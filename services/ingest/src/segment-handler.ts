@@ -48,6 +48,8 @@ export interface SegmentHandlerDeps {
   encode(message: IngestMessage, lane: IngestLane): { topic: string; value: Buffer };
   /** The lane of a request of `messages` messages from the source (source-lanes.ts); default main. */
   laneFor?(sourceId: string, messages: number, now: number): IngestLane;
+  /** A main-lane request was not accepted after all: the source's share it took is given back. */
+  giveBack?(sourceId: string, messages: number): void;
   /** Resolves once the records are committed to Kafka. */
   submit(records: ProduceRecord[]): Promise<void>;
   /** False until the configuration is loaded and the producer connected, and again while stopping. */
@@ -140,6 +142,7 @@ export function createSegmentHandler(deps: SegmentHandlerDeps): (call: SegmentCa
       // Per request only at debug: a failed transaction is logged once by the batcher's
       // observer, and 503s are counted in tributary_ingest_requests_total.
       deps.logger.debug({ err: error, sourceId: source.id, messages: records.length }, 'request not acknowledged by Kafka');
+      if (lane === 'main') deps.giveBack?.(source.id, messages.length);
       if (error instanceof ProduceTimeoutError) {
         return refuse(unavailable(`Kafka did not acknowledge the messages within ${error.timeoutMs} ms; retry the request`));
       }

@@ -26,6 +26,16 @@ describe('SourceLanes', () => {
     expect(lanes.laneFor('s', 100, 0)).toBe('main');
   });
 
+  it('takes back what a request it sent to the main lane gave back, up to one second of the rate', () => {
+    const lanes = new SourceLanes(100);
+    expect(lanes.laneFor('s', 80, 0)).toBe('main');
+    lanes.giveBack('s', 80);
+    expect(lanes.laneFor('s', 100, 0)).toBe('main');
+    lanes.giveBack('s', 500);
+    expect(lanes.laneFor('s', 101, 0)).toBe('overflow');
+    lanes.giveBack('unknown', 10);
+  });
+
   it('saves at most one second of the rate for later', () => {
     const lanes = new SourceLanes(100);
     lanes.laneFor('s', 1, 0);

@@ -40,4 +40,13 @@ export class SourceLanes {
     bucket.tokens -= messages;
     return 'main';
   }
+
+  /**
+   * Returns the share a main-lane request took when it was not accepted after all (Kafka did
+   * not acknowledge it, the client got a 503): its retry should not find the share spent.
+   */
+  giveBack(sourceId: string, messages: number): void {
+    const bucket = this.buckets.get(sourceId);
+    if (bucket) bucket.tokens = Math.min(this.ratePerSecond, bucket.tokens + messages);
+  }
 }
