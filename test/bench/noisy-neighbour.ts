@@ -20,6 +20,10 @@
  * deferred without one; the CPU each process spent per failing delivery; and, from the
  * dead-letter and attempt-log topics, that every failing delivery ended as one `expired`
  * dead letter and that no attempt was made after its window.
+ *
+ * `--slow-ms=N` adds a fourth burst, to a receiver that answers 200 after N ms (within the
+ * window): slow, not failing. Its deliveries end delivered or, what the ladder could not carry
+ * to it within the cut-short window, `expired`; every one of them ends once.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
@@ -51,6 +55,8 @@ export interface NoisyOptions {
   warmupSeconds: number;
   /** How long the trickle goes on after each burst before the next, still counted to it. */
   tailSeconds: number;
+  /** > 0: a burst to a receiver that answers 200 after this long, after the failing ones. */
+  slowMs: number;
   ladder: string;
   window: string;
   logLevel: string;
@@ -67,9 +73,12 @@ export const VARIANTS = [
   { name: 'refused', title: 'connection refused', destinationId: 'refused' },
   { name: 'fast-503', title: 'fast 503', destinationId: 'fast-503' },
   { name: 'hanging', title: 'hanging past the 5 s timeout', destinationId: 'hanging' },
+  { name: 'slow', title: 'slow: answers 200 after --slow-ms', destinationId: 'slow' },
 ] as const;
 type Variant = (typeof VARIANTS)[number] | typeof CONTROL;
-const BURSTS: readonly Variant[] = [CONTROL, ...VARIANTS];
+/** The variants a run has: the slow one only with --slow-ms. */
+const variantsOf = (options: NoisyOptions): ReadonlyArray<(typeof VARIANTS)[number]> => VARIANTS.filter((variant) => variant.name !== 'slow' || options.slowMs > 0);
+const titleOf = (variant: Variant, options: NoisyOptions): string => (variant.name === 'slow' ? `slow: answers 200 after ${options.slowMs} ms` : variant.title);
 
 export interface VariantResult {
   variant: string;
@@ -111,6 +120,8 @@ export interface NoisyResult {
     perDestination: Array<{
       destinationId: string;
       deliveries: number;
+      /** Delivered with a 200 (attempt log): the slow receiver's, 0 for the failing ones. */
+      delivered?: number;
       expired: number;
       otherDeadLetters: number;
       attemptsAfterWindow: number;
@@ -173,7 +184,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
     children.push(receiver);
     const { port: receiverPort } = await receiver.next('listening', 10_000);
     processes.add('webhook receiver (healthy)', receiver.process.pid);
-    const failing = forkChild<FailingReceiverReport>('failing-receiver.js', {});
+    const failing = forkChild<FailingReceiverReport>('failing-receiver.js', { BENCH_SLOW_MS: String(options.slowMs || 3_000) });
     children.push(failing);
     const { port: failingPort } = await failing.next('listening', 10_000);
     processes.add('webhook receiver (failing)', failing.process.pid);
@@ -193,7 +204,10 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       refused: `http://127.0.0.1:${refusedPort}/hooks`,
       'fast-503': `http://127.0.0.1:${failingPort}/fail`,
       hanging: `http://127.0.0.1:${failingPort}/hang`,
+      slow: `http://127.0.0.1:${failingPort}/slow`,
     };
+    const VARIANTS_RUN = variantsOf(options);
+    const BURSTS: readonly Variant[] = [CONTROL, ...VARIANTS_RUN];
     await adminCall('PUT', '/sources/quiet', { name: 'Quiet app', writeKey: `wk_quiet_${namespace}` });
     await adminCall('PUT', '/destinations/healthy', {
       type: 'webhooks',
@@ -201,7 +215,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       settings: { sharedSecret: SHARED_SECRET, webhooks: [{ url: `http://127.0.0.1:${receiverPort}/hooks` }] },
     });
     for (const variant of BURSTS) {
-      await adminCall('PUT', `/sources/noisy-${variant.name}`, { name: `Noisy (${variant.title})`, writeKey: `wk_${variant.name}_${namespace}` });
+      await adminCall('PUT', `/sources/noisy-${variant.name}`, { name: `Noisy (${titleOf(variant, options)})`, writeKey: `wk_${variant.name}_${namespace}` });
       await adminCall('PUT', `/destinations/${variant.destinationId}`, { type: 'webhooks', sources: [`noisy-${variant.name}`], settings: { webhooks: [{ url: urls[variant.name] }] } });
     }
     await sleep(2000);
@@ -260,7 +274,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
     }> = [];
     const burstAccepted = new Map<string, number>();
     for (const variant of BURSTS) {
-      await drained(`the burst to ${variant.title}`);
+      await drained(`the burst to ${titleOf(variant, options)}`);
       trickleAt(`during-${variant.name}`);
       const generator = forkChild<GeneratorReport>('load-generator.js', { BENCH_INGEST_URL: ingest.url, BENCH_WRITE_KEY: `wk_${variant.name}_${namespace}` });
       children.push(generator);
@@ -271,7 +285,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       const before = await phaseCounters(dispatcher.url);
       const start = processes.snapshot();
       const startedPhase = Date.now();
-      say(`burst to ${variant.title}: ${int(options.burstEvents)} events at ${int(options.burstRate)}/s, the trickle going on`);
+      say(`burst to ${titleOf(variant, options)}: ${int(options.burstEvents)} events at ${int(options.burstRate)}/s, the trickle going on`);
       generator.process.send({ kind: 'rate', rate: options.burstRate, phase: `burst-${variant.name}` } satisfies GeneratorCommand);
       // The largest backlog at each step, sampled every second through the burst and its tail.
       let peak: PathBacklog = { routerMain: 0, routerOverflow: 0, dispatcherFirst: 0 };
@@ -300,24 +314,28 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       burstAccepted.set(variant.destinationId, acceptedEvents);
       phaseCpu.push({ variant, start, end, seconds, burstSeconds, accepted: acceptedEvents, counters, peak });
       await stopChild(generator.process);
-      say(`  ${variant.title}: ${int(acceptedEvents)} accepted in ${burstSeconds.toFixed(0)} s; ${int(counters.circuitOpen)} deferred (circuit open), ${int(counters.backlogFull)} (backlog full)`);
+      say(`  ${titleOf(variant, options)}: ${int(acceptedEvents)} accepted in ${burstSeconds.toFixed(0)} s; ${int(counters.circuitOpen)} deferred (circuit open), ${int(counters.backlogFull)} (backlog full)`);
       say(`  largest backlog: router main lane ${int(peak.routerMain)}, overflow lane ${int(peak.routerOverflow)}, dispatcher first attempts ${int(peak.dispatcherFirst)}`);
     }
     trickleAt('after');
     await sleep(20_000);
     trickle.process.send({ kind: 'rate', rate: 0, phase: 'after' } satisfies GeneratorCommand);
 
-    // Every failing delivery climbs the ladder to its `expired` dead letter within the window.
+    // Every failing delivery climbs the ladder to its `expired` dead letter within the window;
+    // every slow one ends delivered or expired.
     const windowMs = parseDuration(options.window);
     say(`waiting for every failing delivery's dead letter (window ${options.window})`);
     const codec = new AvroCodec({ registryUrl: stack.registryUrl, logger });
     const waitFrom = Date.now();
     let deadLetters = new Map<string, DeadLetter[]>();
+    const ended = async (destinationId: string): Promise<number> =>
+      (deadLetters.get(destinationId)?.length ?? 0) + (destinationId === 'slow' ? (await counts(failing)).slowAnswered : 0);
     for (;;) {
       deadLetters = await readDeadLetters(kafka, admin, codec, topics);
-      const done = VARIANTS.every(({ destinationId }) => (deadLetters.get(destinationId)?.length ?? 0) >= (burstAccepted.get(destinationId) ?? 0));
+      const endedSoFar = await Promise.all(VARIANTS_RUN.map(async ({ destinationId }) => [destinationId, await ended(destinationId)] as const));
+      const done = endedSoFar.every(([destinationId, count]) => count >= (burstAccepted.get(destinationId) ?? 0));
       if (done || Date.now() - waitFrom > windowMs * 3 + 120_000) break;
-      say(`  dead letters so far: ${VARIANTS.map(({ destinationId }) => `${destinationId} ${int(deadLetters.get(destinationId)?.length ?? 0)}`).join(', ')}`);
+      say(`  ended so far: ${endedSoFar.map(([destinationId, count]) => `${destinationId} ${int(count)}`).join(', ')}`);
       await sleep(10_000);
     }
     const waitedSeconds = (Date.now() - waitFrom) / 1000;
@@ -327,10 +345,11 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
     const log = new Map<string, AttemptLogCounts>();
     await readWhole(kafka, admin, topics.attempts, (value) => codec.decode<DeliveryAttempt>('attempt', value), (attempt) => {
       let entry = log.get(attempt.destinationId);
-      if (!entry) log.set(attempt.destinationId, (entry = { records: 0, requests: 0, circuitOpen: 0, backlogFull: 0, afterWindow: 0 }));
+      if (!entry) log.set(attempt.destinationId, (entry = { records: 0, requests: 0, delivered: 0, circuitOpen: 0, backlogFull: 0, afterWindow: 0 }));
       entry.records++;
       if (attempt.kind === 'attempt') {
         entry.requests++;
+        if (attempt.outcome === 'delivered') entry.delivered++;
         if (attempt.startedAt > (firstAttemptAt.get(attempt.deliveryId) ?? Number.POSITIVE_INFINITY) + windowMs) entry.afterWindow++;
       } else if (attempt.deferReason === 'circuit_open') entry.circuitOpen++;
       else if (attempt.deferReason === 'backlog_full') entry.backlogFull++;
@@ -342,7 +361,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
     const received = (await receiver.next('final', 10_000)) as ReceiverFinal;
     const failingCounts = await counts(failing);
     await stopAll();
-    const logOf = (destinationId: string): AttemptLogCounts => log.get(destinationId) ?? { records: 0, requests: 0, circuitOpen: 0, backlogFull: 0, afterWindow: 0 };
+    const logOf = (destinationId: string): AttemptLogCounts => log.get(destinationId) ?? { records: 0, requests: 0, delivered: 0, circuitOpen: 0, backlogFull: 0, afterWindow: 0 };
 
     const latency = (tag: string) => LatencyHistogram.fromJSON(received.phases[tag] ?? new LatencyHistogram().toJSON()).summary();
     const baseline = latency('baseline');
@@ -354,7 +373,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       const own = logOf(variant.destinationId);
       return {
         variant: variant.name,
-        title: variant.title,
+        title: titleOf(variant, options),
         burstSeconds,
         burstEvents: accepted,
         healthyLatency: latency(`during-${variant.name}`),
@@ -370,19 +389,20 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
 
     const control = bursts.find((burst) => burst.variant === CONTROL.name)!;
     const variants = bursts.filter((burst) => burst !== control);
-    const perDestination = VARIANTS.map(({ destinationId, name }) => {
+    const perDestination = VARIANTS_RUN.map(({ destinationId, name }) => {
       const letters = deadLetters.get(destinationId) ?? [];
       const own = logOf(destinationId);
       return {
         destinationId,
         deliveries: burstAccepted.get(destinationId) ?? 0,
+        delivered: own.delivered,
         expired: letters.filter((letter) => letter.reason === 'expired').length,
         otherDeadLetters: letters.filter((letter) => letter.reason !== 'expired').length,
         attemptsAfterWindow: own.afterWindow,
-        meanSteps: letters.length > 0 ? own.records / letters.length : Number.NaN,
+        meanSteps: letters.length + own.delivered > 0 ? own.records / (letters.length + own.delivered) : Number.NaN,
         requests: own.requests,
         // What the receiver itself counted (connection refused: nothing can count it there).
-        requestsReceived: name === 'refused' ? null : failingCounts[name === 'hanging' ? 'hang' : 'fail'],
+        requestsReceived: name === 'refused' ? null : failingCounts[name === 'hanging' ? 'hang' : name === 'slow' ? 'slow' : 'fail'],
       };
     });
     const accounting = reconcile(BitSet.fromBase64(trickleFinal.acceptedBatches), BitSet.fromBase64(received.delivered), 1);
@@ -399,6 +419,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
         baselineSeconds: options.baselineSeconds,
         warmupSeconds: options.warmupSeconds,
         tailSeconds: options.tailSeconds,
+        slowMs: options.slowMs,
         ladder: options.ladder,
         window: options.window,
         logLevel: options.logLevel,
@@ -413,7 +434,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       healthy: { accepted: accounting.acceptedMessages, lost: accounting.lost, duplicates: received.duplicates, signatures: received.signatures },
       ladder: {
         perDestination,
-        allExpired: perDestination.every((d) => d.expired === d.deliveries && d.otherDeadLetters === 0),
+        allExpired: perDestination.every((d) => d.expired + (d.delivered ?? 0) === d.deliveries && d.otherDeadLetters === 0),
         waitedSeconds,
       },
       verdict: {
@@ -421,7 +442,8 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
         p99WithinTwiceBaseline: worstP99 <= 2 * baseline.p99Ms,
         p99VersusControl: worstP99 / control.healthyLatency.p99Ms,
         noneAttemptedAfterWindow: perDestination.every((d) => d.attemptsAfterWindow === 0),
-        everyFailingDeliveryExpired: perDestination.every((d) => d.expired === d.deliveries),
+        // The slow receiver's deliveries: each delivered or expired, once.
+        everyFailingDeliveryExpired: perDestination.every((d) => d.expired + (d.delivered ?? 0) === d.deliveries),
         healthyLost: accounting.lost,
       },
       notes,
@@ -444,6 +466,7 @@ interface PhaseCounters {
 interface AttemptLogCounts {
   records: number;
   requests: number;
+  delivered: number;
   circuitOpen: number;
   backlogFull: number;
   afterWindow: number;
@@ -461,11 +484,11 @@ function difference(after: PhaseCounters, before: PhaseCounters): PhaseCounters 
   return { circuitOpen: after.circuitOpen - before.circuitOpen, backlogFull: after.backlogFull - before.backlogFull };
 }
 
-async function counts(failing: Child<FailingReceiverReport>): Promise<{ fail: number; hang: number }> {
+async function counts(failing: Child<FailingReceiverReport>): Promise<{ fail: number; hang: number; slow: number; slowAnswered: number }> {
   const answer = failing.next('counts', 10_000);
   failing.process.send({ kind: 'counts' });
-  const { fail, hang } = (await answer) as Extract<FailingReceiverReport, { kind: 'counts' }>;
-  return { fail, hang };
+  const { fail, hang, slow, slowAnswered } = (await answer) as Extract<FailingReceiverReport, { kind: 'counts' }>;
+  return { fail, hang, slow, slowAnswered };
 }
 
 /** A loopback port nothing listens on: connection refused. */
@@ -536,11 +559,11 @@ export function renderNoisyMarkdown(result: NoisyResult): string {
         (v.peakBacklog ? `${int(v.peakBacklog.routerMain)} / ${int(v.peakBacklog.routerOverflow)} / ${int(v.peakBacklog.dispatcherFirst)} |` : '– |'),
     ),
     '',
-    '| failing destination | deliveries | `expired` dead letters | other dead letters | attempts after the window | ladder steps per delivery (attempts + deferrals) | requests: attempt log / receiver |',
-    '|---|---:|---:|---:|---:|---:|---:|',
+    '| failing destination | deliveries | delivered | `expired` dead letters | other dead letters | attempts after the window | ladder steps per delivery (attempts + deferrals) | requests: attempt log / receiver |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
     ...result.ladder.perDestination.map(
       (d) =>
-        `| ${d.destinationId} | ${int(d.deliveries)} | ${int(d.expired)} | ${int(d.otherDeadLetters)} | ${int(d.attemptsAfterWindow)} | ${d.meanSteps.toFixed(1)} | ` +
+        `| ${d.destinationId} | ${int(d.deliveries)} | ${d.delivered === undefined ? '–' : int(d.delivered)} | ${int(d.expired)} | ${int(d.otherDeadLetters)} | ${int(d.attemptsAfterWindow)} | ${d.meanSteps.toFixed(1)} | ` +
         `${int(d.requests)} / ${d.requestsReceived === null ? '–' : int(d.requestsReceived)} |`,
     ),
     '',
@@ -548,7 +571,7 @@ export function renderNoisyMarkdown(result: NoisyResult): string {
     '',
     `Verdict: healthy p99 ≤ 1 s: **${result.verdict.p99WithinOneSecond ? 'yes' : 'no'}**; ≤ 2 × baseline p99: **${result.verdict.p99WithinTwiceBaseline ? 'yes' : 'no'}**; ` +
       (result.control ? `worst failing burst's p99 ÷ the control burst's: **${result.verdict.p99VersusControl.toFixed(2)}**; ` : '') +
-      `no attempt after the window: **${result.verdict.noneAttemptedAfterWindow ? 'yes' : 'no'}**; every failing delivery expired through the ladder: **${result.verdict.everyFailingDeliveryExpired ? 'yes' : 'no'}** (waited ${result.ladder.waitedSeconds.toFixed(0)} s).`,
+      `no attempt after the window: **${result.verdict.noneAttemptedAfterWindow ? 'yes' : 'no'}**; every failing delivery expired through the ladder (a slow one: delivered or expired): **${result.verdict.everyFailingDeliveryExpired ? 'yes' : 'no'}** (waited ${result.ladder.waitedSeconds.toFixed(0)} s).`,
   ];
   if (result.notes.length > 0) lines.push('', ...result.notes.map((note) => `- ${note}`));
   lines.push('', 'CPU per process and phase (`cpuMsPer1kEvents` is ms per 1,000 burst events, i.e. µs per failing delivery): see the JSON.');

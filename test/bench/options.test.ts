@@ -58,7 +58,9 @@ describe('scenarioOf / parseNoisyOptions', () => {
       ladder: '10s,1m',
       window: '3m',
       logLevel: 'warn',
+      slowMs: 0,
     });
+    expect(parseNoisyOptions(['--scenario=noisy-neighbour', '--slow-ms=2500']).slowMs).toBe(2_500);
     expect(parseNoisyOptions(['--scenario=noisy-neighbour', '--burst-events=5000', '--window=30s', '--ladder=1s,2s'])).toMatchObject({ burstEvents: 5000, window: '30s', ladder: '1s,2s' });
     expect(() => parseNoisyOptions(['--scenario=noisy-neighbour', '--window=soon'])).toThrow(/invalid duration/);
     expect(() => parseNoisyOptions(['--scenario=noisy-neighbour', '--hold-seconds=5'])).toThrow();
