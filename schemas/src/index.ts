@@ -362,8 +362,8 @@ export interface DestinationHealth {
   queuedFirst: number;
   queuedRetries: number;
   inFlight: number;
-  /** Attempts out and none finished since then, for longer than the dispatcher's queue wait; null otherwise. */
-  stalledSince: number | null;
+  /** Since when the destination has not kept up (attempts stalled, or every request slot taken with deliveries waiting); null otherwise. */
+  congestedSince: number | null;
   attempts: number;
   deferrals: number;
   updatedAt: number;

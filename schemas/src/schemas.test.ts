@@ -78,7 +78,7 @@ describe('Avro schemas', () => {
     const health: DestinationHealth = {
       destinationId: 'crm-hooks', instanceId: 'dispatcher-0', state: 'open', stateSince: 1, openUntil: 2, openings: 1, consecutiveFailures: 5,
       windowRequests: 20, windowFailures: 20, lastSuccessAt: null, lastFailureAt: 3, lastError: 'HTTP 503', queuedFirst: 0, queuedRetries: 2,
-      inFlight: 0, stalledSince: 5, attempts: 40, deferrals: 100, updatedAt: 4,
+      inFlight: 0, congestedSince: 5, attempts: 40, deferrals: 100, updatedAt: 4,
     };
     const cases: Array<[SchemaName, unknown]> = [
       ['ingest', ingest],

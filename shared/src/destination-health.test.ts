@@ -21,7 +21,7 @@ function view(instanceId: string, fields: Partial<DestinationHealth> = {}): Dest
     queuedFirst: 0,
     queuedRetries: 0,
     inFlight: 0,
-    stalledSince: null,
+    congestedSince: null,
     attempts: 10,
     deferrals: 100,
     updatedAt: NOW - 1_000,
@@ -37,14 +37,14 @@ describe('parkReason', () => {
     expect(parkReason([view('a'), view('b', { state: 'half_open', openUntil: null })], NOW)).toBe('circuit_open');
   });
 
-  it('is stalled when a closed circuit has its attempts stalled and every other fresh view is tripped or stalled', () => {
-    expect(parkReason([view('a', { ...closed, inFlight: 64, stalledSince: NOW - 1_500 })], NOW)).toBe('stalled');
-    expect(parkReason([view('a'), view('b', { ...closed, inFlight: 3, stalledSince: NOW - 1_500 })], NOW)).toBe('stalled');
+  it('is congested when a closed circuit is congested and every other fresh view is tripped or congested', () => {
+    expect(parkReason([view('a', { ...closed, inFlight: 64, congestedSince: NOW - 1_500 })], NOW)).toBe('congested');
+    expect(parkReason([view('a'), view('b', { ...closed, inFlight: 3, congestedSince: NOW - 1_500 })], NOW)).toBe('congested');
   });
 
   it('is undefined when any fresh view has the circuit closed and its attempts moving', () => {
     expect(parkReason([view('a'), view('b', closed)], NOW)).toBeUndefined();
-    expect(parkReason([view('a', { ...closed, stalledSince: NOW - 1_500 }), view('b', closed)], NOW)).toBeUndefined();
+    expect(parkReason([view('a', { ...closed, congestedSince: NOW - 1_500 }), view('b', closed)], NOW)).toBeUndefined();
   });
 
   it('ignores stale views, and is undefined with no fresh one', () => {

@@ -5,7 +5,7 @@
  * tombstone) when it stops or forgets an idle destination. A view not refreshed for
  * STALE_AFTER_MS comes from an instance that died without saying so and counts for nothing.
  * Read by the admin API (ingest) and by the router, which sends the deliveries of a destination
- * whose circuit is open or half-open, or whose attempts are stalled, everywhere through the retry
+ * whose circuit is open or half-open, or that is congested, everywhere through the retry
  * lane (`parkReason`, pure).
  */
 import type { Kafka } from 'kafkajs';
@@ -63,7 +63,7 @@ export class DestinationHealthTable {
   }
 }
 
-export type ParkReason = 'circuit_open' | 'stalled';
+export type ParkReason = 'circuit_open' | 'congested';
 
 /**
  * Why a new delivery would only wait in the first-attempt topic in front of everyone else's:
@@ -71,12 +71,14 @@ export type ParkReason = 'circuit_open' | 'stalled';
  * - `circuit_open`: no fresh view has the circuit closed — every dispatcher would defer the
  *   delivery, or take it as one of its few half-open probes (which a delivery in the retry lane
  *   serves as well as one in the first).
- * - `stalled`: every fresh view has the circuit tripped or the destination's attempts stalled
- *   (some out, none finished for a while: a receiver that hangs). Its deliveries would queue
- *   behind attempts that end only at the timeout, and the circuit opens only then.
+ * - `congested`: every fresh view has the circuit tripped or the destination congested — its
+ *   attempts stalled (some out, none finished for a while: a receiver that hangs, whose circuit
+ *   opens only when the timeouts come back), or every request slot taken with deliveries
+ *   waiting (a receiver slower than its traffic, whose circuit never opens). Its new deliveries
+ *   would only queue in the first-attempt topic in front of everyone else's.
  *
  * Undefined — the delivery goes the usual way — when there is no fresh view, or when one fresh
- * view has the circuit closed and its attempts moving. Parking is not deferring: the dispatcher
+ * view has the circuit closed and the destination keeping up. Parking is not deferring: the dispatcher
  * reads the retry lane at once and still decides there (attempt, probe or defer).
  */
 export function parkReason(views: Iterable<DestinationHealth>, now: number): ParkReason | undefined {
@@ -85,10 +87,10 @@ export function parkReason(views: Iterable<DestinationHealth>, now: number): Par
   for (const view of views) {
     if (now - view.updatedAt > STALE_AFTER_MS) continue;
     const tripped = view.state === 'open' || view.state === 'half_open';
-    if (!tripped && view.stalledSince === null) return undefined;
+    if (!tripped && view.congestedSince === null) return undefined;
     if (!tripped) allTripped = false;
     fresh++;
   }
   if (fresh === 0) return undefined;
-  return allTripped ? 'circuit_open' : 'stalled';
+  return allTripped ? 'circuit_open' : 'congested';
 }

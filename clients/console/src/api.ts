@@ -51,8 +51,8 @@ export interface InstanceHealth {
   lastFailureAt: string | null;
   lastError: string | null;
   backlog: Backlog;
-  /** Attempts out and none finished since then (a receiver that hangs); null otherwise. */
-  stalledSince: string | null;
+  /** Since when the destination has not kept up (attempts stalled, or every request slot taken with deliveries waiting); null otherwise. */
+  congestedSince: string | null;
   attempts: number;
   deferrals: number;
   updatedAt: string;

@@ -102,7 +102,7 @@ export class Dispatcher implements LaneHandler {
   constructor(private readonly options: DispatcherOptions) {
     const { kafka, codec, topics, logger, readiness, groupId, metrics } = options;
     this.queue = new FairQueue<Job>(options.limits);
-    this.board = new HealthBoard(options.breaker, options.instanceId, options.limits.maxQueueWaitMs);
+    this.board = new HealthBoard(options.breaker, options.instanceId, { maxWaitMs: options.limits.maxQueueWaitMs, maxInFlight: options.limits.maxInFlightPerDestination });
     this.series = new DestinationSeries(metrics);
     this.attemptDeps = { config: options.config, freshness: options.freshness, client: options.client, ladder: options.ladder, series: this.series };
     const sources = laneSources(topics, groupId);

@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BREAKER } from './breaker.js';
-import { HealthBoard, stalledSince } from './health-board.js';
+import { HealthBoard, congestedSince } from './health-board.js';
 
 const failure = { kind: 'failure', error: 'HTTP 503' } as const;
 const settings = { ...DEFAULT_BREAKER, consecutiveFailures: 2, openMs: 1_000 };
+const LIMITS = { maxWaitMs: 1_000, maxInFlight: 4 };
 
 describe('HealthBoard', () => {
   it('reports circuit transitions and snapshots a destination with its backlog', () => {
-    const board = new HealthBoard(settings, 'dispatcher-0', 1_000);
+    const board = new HealthBoard(settings, 'dispatcher-0', LIMITS);
     expect(board.admit('crm', 0)).toEqual({ admission: 'attempt', transition: undefined });
     expect(board.recordAttempt('crm', failure, false, 10)).toBeUndefined();
     expect(board.recordAttempt('crm', failure, false, 20)).toEqual({ destinationId: 'crm', from: 'closed', to: 'open' });
@@ -22,7 +23,7 @@ describe('HealthBoard', () => {
       queuedFirst: 1,
       queuedRetries: 2,
       inFlight: 1,
-      stalledSince: null,
+      congestedSince: null,
       attempts: 2,
       deferrals: 1,
       updatedAt: 1_100,
@@ -32,7 +33,7 @@ describe('HealthBoard', () => {
   });
 
   it('forgets destinations that are idle and closed, or no longer configured, but never busy ones', () => {
-    const board = new HealthBoard(settings, 'i', 1_000);
+    const board = new HealthBoard(settings, 'i', LIMITS);
     board.admit('idle', 0);
     board.recordAttempt('idle', { kind: 'success' }, false, 0);
     board.admit('failing', 0);
@@ -44,14 +45,23 @@ describe('HealthBoard', () => {
     expect([...board.destinations()].sort()).toEqual(['busy', 'failing']);
   });
 
-  it('calls a destination stalled while attempts are out and none has finished for longer than the stall time', () => {
-    expect(stalledSince({ first: 0, retry: 0, running: 3, progressAt: 10_000 }, 11_000, 1_000)).toBeNull();
-    expect(stalledSince({ first: 0, retry: 0, running: 3, progressAt: 10_000 }, 11_001, 1_000)).toBe(10_000);
+  it('calls a destination congested while attempts are out and none has finished for longer than the wait (stalled)', () => {
+    expect(congestedSince({ first: 0, retry: 0, running: 3, progressAt: 10_000 }, 11_000, LIMITS)).toBeNull();
+    expect(congestedSince({ first: 0, retry: 0, running: 3, progressAt: 10_000 }, 11_001, LIMITS)).toBe(10_000);
     // Nothing out: nothing to wait for, however long ago the last attempt finished.
-    expect(stalledSince({ first: 5, retry: 0, running: 0, progressAt: undefined }, 50_000, 1_000)).toBeNull();
-    const board = new HealthBoard(settings, 'i', 1_000);
+    expect(congestedSince({ first: 5, retry: 0, running: 0, oldestQueuedAt: 10_000, progressAt: undefined }, 50_000, LIMITS)).toBeNull();
+    const board = new HealthBoard(settings, 'i', LIMITS);
     board.admit('hangs', 10_000);
-    expect(board.stalled({ first: 0, retry: 0, running: 64, progressAt: 10_000 }, 12_000)).toBe(true);
-    expect(board.snapshot('hangs', { first: 0, retry: 0, running: 64, progressAt: 10_000 }, 12_000)?.stalledSince).toBe(10_000);
+    expect(board.congested({ first: 0, retry: 0, running: 4, progressAt: 10_000 }, 12_000)).toBe(true);
+    expect(board.snapshot('hangs', { first: 0, retry: 0, running: 4, progressAt: 10_000 }, 12_000)?.congestedSince).toBe(10_000);
+  });
+
+  it('calls a destination congested while every request slot is taken and a delivery has waited longer than the wait (saturated)', () => {
+    // Attempts finish (progress 100 ms ago) but not fast enough: all 4 slots busy, the queue waiting 1.5 s.
+    expect(congestedSince({ first: 900, retry: 0, running: 4, oldestQueuedAt: 10_000, progressAt: 11_400 }, 11_500, LIMITS)).toBe(10_000);
+    // A free slot: what waits is held back by this process, not by the receiver.
+    expect(congestedSince({ first: 900, retry: 0, running: 3, oldestQueuedAt: 10_000, progressAt: 11_400 }, 11_500, LIMITS)).toBeNull();
+    // Slots full, but nothing has waited long.
+    expect(congestedSince({ first: 10, retry: 0, running: 4, oldestQueuedAt: 11_000, progressAt: 11_400 }, 11_500, LIMITS)).toBeNull();
   });
 });

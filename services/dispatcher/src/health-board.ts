@@ -11,18 +11,36 @@ export interface Backlog {
   first: number;
   retry: number;
   running: number;
+  /** Since when the oldest queued delivery waits (either lane). */
+  oldestQueuedAt?: number | undefined;
   /** While attempts run: since when none of them has finished (the first started after none ran, or the last to finish). */
   progressAt?: number | undefined;
 }
 
+export interface CongestionLimits {
+  /** DELIVERY_MAX_QUEUE_WAIT. */
+  maxWaitMs: number;
+  /** DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION. */
+  maxInFlight: number;
+}
+
 /**
- * Since when the destination's attempts have been stalled — some are out and none has finished
- * for longer than `stallMs` (a receiver that hangs until the timeout) — or null. Published, so
- * the router can send its new deliveries through the retry lane before timeouts open its circuit.
+ * Since when the destination has not been keeping up with its deliveries, or null:
+ *
+ * - stalled — attempts are out and none has finished for longer than `maxWaitMs` (a receiver
+ *   that hangs until the timeout; its circuit opens only when the timeouts come back);
+ * - saturated — every one of its request slots is taken and its oldest queued delivery has
+ *   waited longer than `maxWaitMs` (a receiver slower than its traffic; its circuit never opens).
+ *
+ * Published, so that the router sends its new deliveries through the retry lane rather than in
+ * front of everyone else's first attempts. A destination held back by this process being busy
+ * has free slots, and is neither.
  */
-export function stalledSince(backlog: Backlog, now: number, stallMs: number): number | null {
-  const { running, progressAt } = backlog;
-  return running > 0 && progressAt !== undefined && now - progressAt > stallMs ? progressAt : null;
+export function congestedSince(backlog: Backlog, now: number, limits: CongestionLimits): number | null {
+  const { running, progressAt, oldestQueuedAt } = backlog;
+  if (running > 0 && progressAt !== undefined && now - progressAt > limits.maxWaitMs) return progressAt;
+  if (running >= limits.maxInFlight && oldestQueuedAt !== undefined && now - oldestQueuedAt > limits.maxWaitMs) return oldestQueuedAt;
+  return null;
 }
 
 interface Tracked {
@@ -45,8 +63,8 @@ export class HealthBoard {
   constructor(
     private readonly settings: BreakerSettings,
     private readonly instanceId: string,
-    /** Attempts out and none finished for longer than this: the destination is stalled (see `stalledSince`). */
-    private readonly stallMs: number,
+    /** When the destination is congested (see `congestedSince`). */
+    private readonly congestion: CongestionLimits,
   ) {}
 
   /** Asks the destination's breaker about its next delivery; `transition` is set when that moved it (open → half-open). */
@@ -109,16 +127,16 @@ export class HealthBoard {
       queuedFirst: backlog.first,
       queuedRetries: backlog.retry,
       inFlight: backlog.running,
-      stalledSince: stalledSince(backlog, now, this.stallMs),
+      congestedSince: congestedSince(backlog, now, this.congestion),
       attempts: entry.attempts,
       deferrals: entry.deferrals,
       updatedAt: now,
     };
   }
 
-  /** Whether the destination is stalled now (see `stalledSince`). */
-  stalled(backlog: Backlog, now: number): boolean {
-    return stalledSince(backlog, now, this.stallMs) !== null;
+  /** Whether the destination is congested now (see `congestedSince`). */
+  congested(backlog: Backlog, now: number): boolean {
+    return congestedSince(backlog, now, this.congestion) !== null;
   }
 
   has(destinationId: string): boolean {

@@ -1,8 +1,8 @@
 /**
  * Makes this process's view of its destinations visible: their health records on
  * `<ns>.destination-health.v1` (every destination it tracks every HEALTH_INTERVAL_MS, at
- * once on a circuit change or when its attempts stall or move again — looked at every
- * STALL_CHECK_MS —, withdrawn when forgotten or at shutdown), the per-destination
+ * once on a circuit change or when it becomes congested or catches up — looked at every
+ * CONGESTION_CHECK_MS —, withdrawn when forgotten or at shutdown), the per-destination
  * gauges, and one log line per destination with deferrals every DEFERRAL_LOG_INTERVAL_MS.
  * The records ride in the outcome writer's next transaction.
  */
@@ -19,11 +19,11 @@ const HEALTH_IDLE_MS = 5 * 60_000;
 const GAUGE_INTERVAL_MS = 1_000;
 const DEFERRAL_LOG_INTERVAL_MS = 10_000;
 /**
- * How often destinations are looked at for a stall (attempts out, none finished for the queue
- * wait). The router parks a stalled destination's new deliveries: the sooner it hears, the
- * fewer of them wait in the first-attempt topic in front of everyone else's.
+ * How often destinations are looked at for congestion (health-board.ts: stalled or saturated).
+ * The router parks a congested destination's new deliveries: the sooner it hears, the fewer
+ * of them wait in the first-attempt topic in front of everyone else's.
  */
-const STALL_CHECK_MS = 200;
+const CONGESTION_CHECK_MS = 200;
 
 export interface HealthPublisherOptions {
   board: HealthBoard;
@@ -36,15 +36,15 @@ export interface HealthPublisherOptions {
   backlog(destinationId: string): Backlog;
   lanes(): { first: { records: number; bytes: number }; retry: { records: number; bytes: number }; stagedBytes: number; inFlight: number };
   exists(destinationId: string): boolean;
-  /** There are records for the writer; `urgent`: a circuit or stall changed, which the router acts on. */
+  /** There are records for the writer; `urgent`: a circuit or congestion changed, which the router acts on. */
   wake(urgent?: boolean): void;
 }
 
 export class HealthPublisher {
   private pending = new Map<string, Output>();
   private readonly timers: NodeJS.Timeout[] = [];
-  /** Destinations last published as stalled. */
-  private readonly stalled = new Set<string>();
+  /** Destinations last published as congested. */
+  private readonly congested = new Set<string>();
 
   constructor(private readonly options: HealthPublisherOptions) {}
 
@@ -53,7 +53,7 @@ export class HealthPublisher {
       [() => this.updateGauges(), GAUGE_INTERVAL_MS],
       [() => this.publishAll(), HEALTH_INTERVAL_MS],
       [() => this.logDeferrals(), DEFERRAL_LOG_INTERVAL_MS],
-      [() => this.watchStalls(), STALL_CHECK_MS],
+      [() => this.watchCongestion(), CONGESTION_CHECK_MS],
     ] as const) {
       const timer = setInterval(run, every);
       timer.unref();
@@ -106,26 +106,26 @@ export class HealthPublisher {
     this.pending.set(key, { topic: this.options.topics.destinationHealth, key, value: null });
   }
 
-  /** Publishes at once a destination whose attempts stalled, or moved again after a stall. */
-  private watchStalls(): void {
+  /** Publishes at once a destination that became congested, or caught up. */
+  private watchCongestion(): void {
     const { board, logger } = this.options;
     const now = Date.now();
     let changed = false;
     for (const destinationId of board.destinations()) {
       const backlog = this.options.backlog(destinationId);
-      const stalled = board.stalled(backlog, now);
-      if (stalled === this.stalled.has(destinationId)) continue;
-      if (stalled) {
-        this.stalled.add(destinationId);
-        logger.info({ destinationId, inFlight: backlog.running, since: new Date(backlog.progressAt!).toISOString() }, 'attempts stalled: none finished lately; new deliveries go through the retry lane');
+      const congested = board.congested(backlog, now);
+      if (congested === this.congested.has(destinationId)) continue;
+      if (congested) {
+        this.congested.add(destinationId);
+        logger.info({ destinationId, inFlight: backlog.running, queued: backlog.first + backlog.retry }, 'destination congested (attempts stalled, or every request slot taken with deliveries waiting): new deliveries go through the retry lane');
       } else {
-        this.stalled.delete(destinationId);
-        logger.info({ destinationId }, 'attempts moving again');
+        this.congested.delete(destinationId);
+        logger.info({ destinationId }, 'destination caught up');
       }
       this.stage(destinationId);
       changed = true;
     }
-    for (const destinationId of this.stalled) if (!board.has(destinationId)) this.stalled.delete(destinationId);
+    for (const destinationId of this.congested) if (!board.has(destinationId)) this.congested.delete(destinationId);
     if (changed) this.options.wake(true);
   }
 

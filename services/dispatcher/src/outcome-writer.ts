@@ -83,7 +83,7 @@ export function isFatalProduceError(error: unknown): boolean {
 
 /**
  * The shortest time between transactions when one is asked for urgently (a circuit or a
- * stall changed: the router parks a destination's deliveries once it reads that). Waiting out
+ * congestion changed: the router parks a destination's deliveries once it reads that). Waiting out
  * the whole interval let a burst put another 250 ms of failing deliveries in front of
  * everyone's first attempts; a floor keeps a destination that flaps from turning the interval
  * into back-to-back transactions.

@@ -160,6 +160,14 @@ describe('a slow destination with a deep backlog beside a small one', () => {
     expect(deferred[0]!.delivery.lastError).toMatch(/^deferred: destination backlog full/);
     expect(await metricValue(slowDispatcher.url, 'tributary_dispatcher_deferred_total', { reason: 'backlog_full' })).toBeGreaterThanOrEqual(deferred.length);
     expect(await metricValue(slowDispatcher.url, 'tributary_destination_circuit_state', { destination: 'slow' })).toBe(0);
+    // Both its slots taken and deliveries waiting: published as congested (saturated, not
+    // stalled — its attempts finish), so the router sends its new deliveries the retry way.
+    const congested = await eventually(
+      () => slowPipeline.health.find(({ value }) => value?.destinationId === 'slow' && value.congestedSince !== null)?.value,
+      'a health record saying the slow destination is congested',
+      10_000,
+    );
+    expect(congested).toMatchObject({ state: 'closed', inFlight: 2 });
   });
 });
 
@@ -197,11 +205,11 @@ describe('a hanging destination that fills the lane before its circuit can open'
     expect(Math.max(...arrivals.map((request) => request.at)) - sentAt).toBeLessThan(5_000);
     expect(await metricValue(hangDispatcher.url, 'tributary_dispatcher_deferred_total', { reason: 'backlog_full' })).toBeGreaterThan(0);
     expect(hangReceiver.requests.filter((request) => request.path === '/hang').length).toBeLessThanOrEqual(4);
-    // The stall is published long before the timeouts could open the circuit, so the router
+    // The congestion (attempts stalled) is published long before the timeouts could open the circuit, so the router
     // sends the destination's new deliveries through the retry lane.
     const stalled = await eventually(
-      () => hangPipeline.health.find(({ value }) => value?.destinationId === 'hangs' && value.stalledSince !== null)?.value,
-      'a health record saying the hanging destination is stalled',
+      () => hangPipeline.health.find(({ value }) => value?.destinationId === 'hangs' && value.congestedSince !== null)?.value,
+      'a health record saying the hanging destination is congested',
       10_000,
     );
     // Still closed: published before the first 10 s timeout.

@@ -86,21 +86,21 @@ describe('ingest lanes', () => {
   }, 60_000);
 
   it('routes the deliveries of a destination whose circuit is open, or whose attempts stall, at every dispatcher through the retry lane, and back once it recovers', async () => {
-    const health = async (state: 'open' | 'stalled' | 'closed') => {
+    const health = async (state: 'open' | 'congested' | 'closed') => {
       const now = Date.now();
       const open = state === 'open';
       const view: DestinationHealth = {
         destinationId: 'down', instanceId: 'dispatcher-1', state: open ? 'open' : 'closed', stateSince: now, openUntil: open ? now + 60_000 : null, openings: open ? 1 : 0,
         consecutiveFailures: open ? 5 : 0, windowRequests: 5, windowFailures: open ? 5 : 0, lastSuccessAt: null, lastFailureAt: now, lastError: 'HTTP 503',
-        queuedFirst: 0, queuedRetries: 0, inFlight: state === 'stalled' ? 64 : 0, stalledSince: state === 'stalled' ? now - 2_000 : null, attempts: 5, deferrals: 0, updatedAt: now,
+        queuedFirst: 0, queuedRetries: 0, inFlight: state === 'congested' ? 64 : 0, congestedSince: state === 'congested' ? now - 2_000 : null, attempts: 5, deferrals: 0, updatedAt: now,
       };
       await stack.producer.send({ topic: stack.topics.destinationHealth, messages: [{ key: destinationHealthKey('down', 'dispatcher-1'), value: stack.codec.encode(stack.topics.destinationHealth, view) }] });
     };
     const parked = (reason?: string) => metricValue(router!.url, 'tributary_router_parked_total', { destination: 'down', ...(reason ? { reason } : {}) });
     let sent = 0;
-    for (const state of ['open', 'stalled'] as const) {
+    for (const state of ['open', 'congested'] as const) {
       await health(state);
-      const reason = state === 'open' ? 'circuit_open' : 'stalled';
+      const reason = state === 'open' ? 'circuit_open' : 'congested';
       await eventually(async () => {
         await produce(stack.topics.ingest, [trackMessage(`tripped-${++sent}`, { sourceId: 'tripped' })]);
         return (await parked(reason)) > 0;

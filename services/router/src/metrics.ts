@@ -56,7 +56,7 @@ export function createRouterMetrics(registry: Registry, dedupEntries: () => numb
     }),
     parked: new Counter({
       name: 'tributary_router_parked_total',
-      help: 'Delivery records written to the retry lane instead of the first-attempt topic, by reason: circuit_open (open or half-open at every dispatcher) or stalled (attempts out and none finishing).',
+      help: 'Delivery records written to the retry lane instead of the first-attempt topic, by reason: circuit_open (open or half-open at every dispatcher) or congested (that, or attempts stalled, or every request slot taken with deliveries waiting).',
       labelNames: ['destination', 'reason'],
       registers,
     }),

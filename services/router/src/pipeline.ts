@@ -70,7 +70,7 @@ export interface PipelineOptions {
   lanes: readonly IngestLaneSource[];
   /**
    * Why the destination's deliveries should go through the retry lane (the health topic: its
-   * circuit tripped, or its attempts stalled, at every dispatcher), or undefined. There the
+   * circuit tripped, or the destination congested, at every dispatcher), or undefined. There the
    * dispatcher defers them, takes them as probes or attempts them, without holding up the
    * first-attempt topic for everyone else.
    */
@@ -233,8 +233,8 @@ export class RouterPipeline {
     if (quarantined.length > 0) topicMessages.push({ topic: topics.quarantine, messages: quarantined });
     // A destination whose circuit is open (or probing) at every dispatcher would only be deferred there —
     // after the dispatcher read it in line with everyone else's first attempts, which a
-    // burst to a failing destination held back by seconds. One whose attempts hang would
-    // hold them up until its timeouts open the circuit. It goes through the retry lane
+    // burst to a failing destination held back by seconds. One whose attempts hang, or that is
+    // slower than its traffic, would hold them up as long (congested). It goes through the retry lane
     // instead, read apart; the dispatcher still decides (defer, or attempt if it closed).
     const parked = new Map<string, { destination: string; reason: ParkReason; count: number }>();
     const first: Message[] = [];

@@ -23,13 +23,13 @@ describe('formatHealth', () => {
     ]);
   });
 
-  it('marks a closed circuit whose attempts are stalled', () => {
+  it('marks a closed circuit whose destination is congested', () => {
     const hanging: DestinationHealthAnswer = {
       ...closed,
       destinationId: 'hangs',
-      instances: [{ instanceId: 'd-0', state: 'closed', openUntil: null, consecutiveFailures: 0, lastError: null, stalledSince: '2026-11-24T10:00:00.000Z', deferrals: 0, stale: false }],
+      instances: [{ instanceId: 'd-0', state: 'closed', openUntil: null, consecutiveFailures: 0, lastError: null, congestedSince: '2026-11-24T10:00:00.000Z', deferrals: 0, stale: false }],
     };
-    expect(formatHealth([hanging])[1]).toMatch(/^hangs +closed, stalled +- /);
+    expect(formatHealth([hanging])[1]).toMatch(/^hangs +closed, congested +- /);
   });
 
   it('says so when there are none', () => {

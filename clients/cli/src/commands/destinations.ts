@@ -27,7 +27,7 @@ export interface DestinationHealthAnswer {
     consecutiveFailures: number;
     lastError: string | null;
     /** Absent from servers older than the field. */
-    stalledSince?: string | null;
+    congestedSince?: string | null;
     deferrals: number;
     stale: boolean;
   }>;
@@ -38,8 +38,9 @@ const COLUMNS = ['DESTINATION', 'CIRCUIT', 'OPEN UNTIL', 'QUEUED', 'RETRIES', 'I
 
 /**
  * A table row per destination; the open-until time and last error come from the instance that
- * reports the worst state. A closed circuit whose attempts are stalled somewhere (a receiver
- * that hangs: the timeouts have not come in yet) reads `closed, stalled`.
+ * reports the worst state. A closed circuit whose destination is congested somewhere (attempts
+ * stalled, or every request slot taken with deliveries waiting: a receiver that hangs or is
+ * slower than its traffic) reads `closed, congested`.
  */
 export function formatHealth(destinations: DestinationHealthAnswer[]): string[] {
   if (destinations.length === 0) return ['no destinations'];
@@ -48,7 +49,7 @@ export function formatHealth(destinations: DestinationHealthAnswer[]): string[] 
     const worst = fresh.find((instance) => instance.state === health.state);
     return [
       health.destinationId,
-      health.state === 'closed' && fresh.some((instance) => instance.stalledSince) ? 'closed, stalled' : health.state,
+      health.state === 'closed' && fresh.some((instance) => instance.congestedSince) ? 'closed, congested' : health.state,
       worst?.openUntil ?? '-',
       String(health.backlog.firstAttempts),
       String(health.backlog.retries),

@@ -83,7 +83,7 @@ describe('DeliveryLogClient', () => {
 
 describe('withCircuit', () => {
   const view = (state: string, queuedFirst: number): DestinationHealth =>
-    ({ destinationId: 'crm', instanceId: 'd-1', state, stateSince: 0, openUntil: null, openings: 1, consecutiveFailures: 5, windowRequests: 5, windowFailures: 5, lastSuccessAt: null, lastFailureAt: 1, lastError: 'HTTP 503', queuedFirst, queuedRetries: 0, inFlight: 0, stalledSince: null, attempts: 5, deferrals: 0, updatedAt: 1_000 });
+    ({ destinationId: 'crm', instanceId: 'd-1', state, stateSince: 0, openUntil: null, openings: 1, consecutiveFailures: 5, windowRequests: 5, windowFailures: 5, lastSuccessAt: null, lastFailureAt: 1, lastError: 'HTTP 503', queuedFirst, queuedRetries: 0, inFlight: 0, congestedSince: null, attempts: 5, deferrals: 0, updatedAt: 1_000 });
   const table = (views: DestinationHealth[]) => ({ views: () => views }) as unknown as DestinationHealthTable;
 
   it('adds the published circuit state and backlog to a summary, null when nobody published one', () => {

@@ -21,7 +21,7 @@ function view(instanceId: string, fields: Partial<DestinationHealth> = {}): Dest
     queuedFirst: 1,
     queuedRetries: 2,
     inFlight: 3,
-    stalledSince: null,
+    congestedSince: null,
     attempts: 100,
     deferrals: 0,
     updatedAt: NOW - 2_000,

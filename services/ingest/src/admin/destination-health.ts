@@ -37,8 +37,8 @@ export interface InstanceHealth {
   lastFailureAt: string | null;
   lastError: string | null;
   backlog: BacklogSummary;
-  /** Attempts out and none finished since then (a receiver that hangs); null otherwise. */
-  stalledSince: string | null;
+  /** Since when the destination has not kept up (attempts stalled, or every request slot taken with deliveries waiting); null otherwise. */
+  congestedSince: string | null;
   attempts: number;
   deferrals: number;
   updatedAt: string;
@@ -86,7 +86,7 @@ export function summarise(destinationId: string, views: readonly DestinationHeal
         lastFailureAt: iso(view.lastFailureAt),
         lastError: view.lastError,
         backlog: own,
-        stalledSince: iso(view.stalledSince),
+        congestedSince: iso(view.congestedSince),
         attempts: view.attempts,
         deferrals: view.deferrals,
         updatedAt: iso(view.updatedAt)!,
