@@ -45,6 +45,9 @@ describe('parkReason', () => {
   it('is undefined when any fresh view has the circuit closed and its attempts moving', () => {
     expect(parkReason([view('a'), view('b', closed)], NOW)).toBeUndefined();
     expect(parkReason([view('a', { ...closed, congestedSince: NOW - 1_500 }), view('b', closed)], NOW)).toBeUndefined();
+    const older = view('old', closed) as Partial<DestinationHealth>;
+    delete older.congestedSince;
+    expect(parkReason([older as DestinationHealth], NOW)).toBeUndefined();
   });
 
   it('ignores stale views, and is undefined with no fresh one', () => {

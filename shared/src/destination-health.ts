@@ -87,7 +87,8 @@ export function parkReason(views: Iterable<DestinationHealth>, now: number): Par
   for (const view of views) {
     if (now - view.updatedAt > STALE_AFTER_MS) continue;
     const tripped = view.state === 'open' || view.state === 'half_open';
-    if (!tripped && view.congestedSince === null) return undefined;
+    // `?? null`: a view built without the field (decoding fills in its null default) is not congested.
+    if (!tripped && (view.congestedSince ?? null) === null) return undefined;
     if (!tripped) allTripped = false;
     fresh++;
   }
