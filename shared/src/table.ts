@@ -92,8 +92,11 @@ export class CompactedTopicReader<V> {
       kafka,
       groupId,
       // The shared fetch wait (CONSUMER_DEFAULTS): these topics are quiet nearly always, and a
-      // new record ends a waiting fetch at once (test/bench/ANALYSIS.md).
-      config: { sessionTimeout: 10_000, heartbeatInterval: 1_000 },
+      // new record ends a waiting fetch at once (test/bench/ANALYSIS.md). The group is this
+      // reader's alone (a random id): it never rebalances against anyone, so its heartbeats only
+      // keep it alive — one every 3 s, a third of the session, is enough. Every service reads one
+      // to three tables; at one a second they were a third of an idle pipeline's Kafka requests.
+      config: { sessionTimeout: 10_000, heartbeatInterval: 3_000 },
       logger,
       name: `table ${topic}`,
       setup: async (consumer) => {
