@@ -26,7 +26,7 @@ import type { AttemptFacts } from './attempt-log.js';
 import type { BreakerSettings } from './breaker.js';
 import type { ConfigFreshness } from './config-freshness.js';
 import { FairQueue, type FairQueueLimits, type Queued, type Started } from './fair-queue.js';
-import { HealthBoard } from './health-board.js';
+import { CONGESTION_HOLD_MS, HealthBoard } from './health-board.js';
 import { HealthPublisher } from './health-publisher.js';
 import { LaneReader, type LaneHandler } from './lane-reader.js';
 import { LANES, Lanes, type LaneLimits } from './lanes.js';
@@ -102,7 +102,7 @@ export class Dispatcher implements LaneHandler {
   constructor(private readonly options: DispatcherOptions) {
     const { kafka, codec, topics, logger, readiness, groupId, metrics } = options;
     this.queue = new FairQueue<Job>(options.limits);
-    this.board = new HealthBoard(options.breaker, options.instanceId, { maxWaitMs: options.limits.maxQueueWaitMs, maxInFlight: options.limits.maxInFlightPerDestination });
+    this.board = new HealthBoard(options.breaker, options.instanceId, { maxWaitMs: options.limits.maxQueueWaitMs, maxInFlight: options.limits.maxInFlightPerDestination, holdMs: CONGESTION_HOLD_MS });
     this.series = new DestinationSeries(metrics);
     this.attemptDeps = { config: options.config, freshness: options.freshness, client: options.client, ladder: options.ladder, series: this.series };
     const sources = laneSources(topics, groupId);

@@ -22,7 +22,12 @@ export interface CongestionLimits {
   maxWaitMs: number;
   /** DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION. */
   maxInFlight: number;
+  /** How long a congested destination must keep up before it is published as caught up (`holdCongestion`). */
+  holdMs: number;
 }
+
+/** A congested destination is published as caught up only after keeping up this long. */
+export const CONGESTION_HOLD_MS = 5_000;
 
 /**
  * Since when the destination has not been keeping up with its deliveries, or null:
@@ -43,8 +48,35 @@ export function congestedSince(backlog: Backlog, now: number, limits: Congestion
   return null;
 }
 
+/** What `holdCongestion` remembers of a destination between looks. */
+export interface CongestionHold {
+  /** Since when it is congested, as published; null when it is not. */
+  since: number | null;
+  /** While congested: since when it has kept up (not congested by `congestedSince`). */
+  keptUpSince: number | null;
+}
+
+export const NOT_CONGESTED: CongestionHold = { since: null, keptUpSince: null };
+
+/**
+ * Congestion as published: congested as soon as `congestedSince` says so, caught up only once it
+ * has said not for `holdMs` in a row. A receiver that takes over the wait per answer at low
+ * traffic is stalled during each delivery and caught up between them: without the hold every
+ * delivery made two health records, two transactions and two log lines, and the router switched
+ * lanes twice. Held a few seconds too long costs nothing — a parked delivery of a destination
+ * whose circuit is closed is attempted from the retry lane at once.
+ */
+export function holdCongestion(hold: CongestionHold, congestedNowSince: number | null, now: number, holdMs: number): CongestionHold {
+  if (congestedNowSince !== null) return hold.since !== null && hold.keptUpSince === null ? hold : { since: hold.since ?? congestedNowSince, keptUpSince: null };
+  if (hold.since === null) return hold;
+  const keptUpSince = hold.keptUpSince ?? now;
+  if (now - keptUpSince >= holdMs) return NOT_CONGESTED;
+  return keptUpSince === hold.keptUpSince ? hold : { since: hold.since, keptUpSince };
+}
+
 interface Tracked {
   breaker: CircuitBreaker;
+  congestion: CongestionHold;
   attempts: number;
   deferrals: number;
   deferredByReason: Record<DeferReason, number>;
@@ -127,16 +159,22 @@ export class HealthBoard {
       queuedFirst: backlog.first,
       queuedRetries: backlog.retry,
       inFlight: backlog.running,
-      congestedSince: congestedSince(backlog, now, this.congestion),
+      congestedSince: this.congestionOf(entry, backlog, now),
       attempts: entry.attempts,
       deferrals: entry.deferrals,
       updatedAt: now,
     };
   }
 
-  /** Whether the destination is congested now (see `congestedSince`). */
-  congested(backlog: Backlog, now: number): boolean {
-    return congestedSince(backlog, now, this.congestion) !== null;
+  /** Whether the destination is congested now, as published (see `holdCongestion`). */
+  congested(destinationId: string, backlog: Backlog, now: number): boolean {
+    const entry = this.tracked.get(destinationId);
+    return entry !== undefined && this.congestionOf(entry, backlog, now) !== null;
+  }
+
+  private congestionOf(entry: Tracked, backlog: Backlog, now: number): number | null {
+    entry.congestion = holdCongestion(entry.congestion, congestedSince(backlog, now, this.congestion), now, this.congestion.holdMs);
+    return entry.congestion.since;
   }
 
   has(destinationId: string): boolean {
@@ -167,7 +205,7 @@ export class HealthBoard {
   private entry(destinationId: string, now: number): Tracked {
     let entry = this.tracked.get(destinationId);
     if (!entry) {
-      entry = { breaker: new CircuitBreaker(this.settings, now), attempts: 0, deferrals: 0, deferredByReason: { circuit_open: 0, backlog_full: 0 }, lastActivityAt: now };
+      entry = { breaker: new CircuitBreaker(this.settings, now), congestion: NOT_CONGESTED, attempts: 0, deferrals: 0, deferredByReason: { circuit_open: 0, backlog_full: 0 }, lastActivityAt: now };
       this.tracked.set(destinationId, entry);
     }
     entry.lastActivityAt = now;

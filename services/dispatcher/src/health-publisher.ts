@@ -2,7 +2,7 @@
  * Makes this process's view of its destinations visible: their health records on
  * `<ns>.destination-health.v1` (every destination it tracks every HEALTH_INTERVAL_MS, at
  * once on a circuit change or when it becomes congested or catches up — looked at every
- * CONGESTION_CHECK_MS —, withdrawn when forgotten or at shutdown), the per-destination
+ * CONGESTION_CHECK_MS, caught up only after CONGESTION_HOLD_MS of keeping up —, withdrawn when forgotten or at shutdown), the per-destination
  * gauges, and one log line per destination with deferrals every DEFERRAL_LOG_INTERVAL_MS.
  * The records ride in the outcome writer's next transaction.
  */
@@ -113,7 +113,7 @@ export class HealthPublisher {
     let changed = false;
     for (const destinationId of board.destinations()) {
       const backlog = this.options.backlog(destinationId);
-      const congested = board.congested(backlog, now);
+      const congested = board.congested(destinationId, backlog, now);
       if (congested === this.congested.has(destinationId)) continue;
       if (congested) {
         this.congested.add(destinationId);
