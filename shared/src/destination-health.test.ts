@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DestinationHealth } from '@tributary/schemas';
-import { parkReason, STALE_AFTER_MS } from './destination-health.js';
+import { circuitOpenUntil, OPEN_AHEAD_MS, parkReason, STALE_AFTER_MS } from './destination-health.js';
 
 const NOW = Date.parse('2026-11-26T00:00:00Z');
 
@@ -55,5 +55,26 @@ describe('parkReason', () => {
     expect(parkReason([view('a'), dead], NOW)).toBe('circuit_open');
     expect(parkReason([view('gone', { updatedAt: NOW - STALE_AFTER_MS - 1 })], NOW)).toBeUndefined();
     expect(parkReason([], NOW)).toBeUndefined();
+  });
+});
+
+describe('circuitOpenUntil', () => {
+  it('is the earliest end of the open periods when every fresh view has the circuit open for a while yet', () => {
+    expect(circuitOpenUntil([view('a'), view('b', { openUntil: NOW + 5_000 })], NOW)).toBe(NOW + 5_000);
+    expect(circuitOpenUntil([view('a', { openUntil: NOW + OPEN_AHEAD_MS })], NOW)).toBe(NOW + OPEN_AHEAD_MS);
+  });
+
+  it('is undefined when a fresh view is closed, half-open (it takes probes) or about to let probes through', () => {
+    expect(circuitOpenUntil([view('a'), view('b', { state: 'closed', openUntil: null })], NOW)).toBeUndefined();
+    expect(circuitOpenUntil([view('a'), view('b', { state: 'half_open', openUntil: null })], NOW)).toBeUndefined();
+    expect(circuitOpenUntil([view('a'), view('b', { openUntil: NOW + OPEN_AHEAD_MS - 1 })], NOW)).toBeUndefined();
+    expect(circuitOpenUntil([view('a', { openUntil: NOW - 1 })], NOW)).toBeUndefined();
+  });
+
+  it('ignores stale views, and is undefined with no fresh one', () => {
+    const dead = view('dead', { state: 'closed', openUntil: null, updatedAt: NOW - STALE_AFTER_MS - 1 });
+    expect(circuitOpenUntil([view('a'), dead], NOW)).toBe(NOW + 20_000);
+    expect(circuitOpenUntil([dead], NOW)).toBeUndefined();
+    expect(circuitOpenUntil([], NOW)).toBeUndefined();
   });
 });

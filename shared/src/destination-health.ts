@@ -6,7 +6,8 @@
  * STALE_AFTER_MS comes from an instance that died without saying so and counts for nothing.
  * Read by the admin API (ingest) and by the router, which sends the deliveries of a destination
  * whose circuit is open or half-open, or that is congested, everywhere through the retry
- * lane (`parkReason`, pure).
+ * lane (`parkReason`, pure), and defers itself those of a circuit open everywhere for a while
+ * yet (`circuitOpenUntil`, pure).
  */
 import type { Kafka } from 'kafkajs';
 import type { DestinationHealth } from '@tributary/schemas';
@@ -56,6 +57,12 @@ export class DestinationHealthTable {
     return [...(this.byDestination.get(destinationId)?.values() ?? [])];
   }
 
+  /** Until when every dispatcher has the destination's circuit open (see `circuitOpenUntil`), or undefined. */
+  circuitOpenUntil(destinationId: string, now: number): number | undefined {
+    const views = this.byDestination.get(destinationId);
+    return views === undefined ? undefined : circuitOpenUntil(views.values(), now);
+  }
+
   /** Why the router should send the destination's new deliveries through the retry lane (see below), or undefined. */
   parkReason(destinationId: string, now: number): ParkReason | undefined {
     const views = this.byDestination.get(destinationId);
@@ -94,4 +101,24 @@ export function parkReason(views: Iterable<DestinationHealth>, now: number): Par
   }
   if (fresh === 0) return undefined;
   return allTripped ? 'circuit_open' : 'congested';
+}
+
+/** A circuit opening sooner than this is left to the dispatchers: its probes come from what they read. */
+export const OPEN_AHEAD_MS = 1_000;
+
+/**
+ * When every fresh view has the destination's circuit open — not half-open — for at least
+ * another OPEN_AHEAD_MS: the earliest time one of them lets probes through. Every dispatcher
+ * would only defer a new delivery of it, so the router defers it itself, straight onto the retry
+ * ladder, waiting until then at least (shared `deferral`). Undefined otherwise: no fresh view, a
+ * view closed or half-open (it takes probes), or an opening about to end.
+ */
+export function circuitOpenUntil(views: Iterable<DestinationHealth>, now: number): number | undefined {
+  let earliest: number | undefined;
+  for (const view of views) {
+    if (now - view.updatedAt > STALE_AFTER_MS) continue;
+    if (view.state !== 'open' || view.openUntil === null || view.openUntil - now < OPEN_AHEAD_MS) return undefined;
+    earliest = earliest === undefined ? view.openUntil : Math.min(earliest, view.openUntil);
+  }
+  return earliest;
 }

@@ -12,6 +12,8 @@ export * from './config-model.js';
 export * from './config-view.js';
 export * from './topology.js';
 export * from './retry-ladder.js';
+export * from './retry-settings.js';
+export * from './deferral.js';
 export * from './infrastructure.js';
 export * from './config-file.js';
 export * from './transactions.js';

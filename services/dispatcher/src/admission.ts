@@ -17,6 +17,7 @@
  * - Otherwise it is queued, as a probe when the circuit is half-open.
  */
 import type { BreakerAdmission } from './breaker.js';
+import type { DeferReason } from '@tributary/shared';
 
 export interface BacklogLimits {
   /** Share of a lane's buffered deliveries one destination may hold before it is judged. */
@@ -30,7 +31,7 @@ export interface LanePressure {
   destinationShare: number;
 }
 
-export type DeferReason = 'circuit_open' | 'backlog_full';
+export type { DeferReason };
 
 export type Admission = { kind: 'queue'; probe: boolean } | { kind: 'defer'; reason: DeferReason };
 

@@ -18,7 +18,7 @@
  * - A record nobody can decode, or an outcome too large to write, goes to the quarantine.
  */
 import type { Kafka, KafkaMessage } from 'kafkajs';
-import type { AvroCodec, ConfigView, Logger, QuarantineCause, Readiness, RetryLadder, TransactionalOutput } from '@tributary/shared';
+import { deferral, type AvroCodec, type ConfigView, type Logger, type QuarantineCause, type Readiness, type RetryLadder, type TransactionalOutput } from '@tributary/shared';
 import type { Delivery, DeliveryLane, TopicNames } from '@tributary/schemas';
 import { admit, type BacklogLimits, type DeferReason } from './admission.js';
 import { attemptDelivery, type AttemptDeps, type AttemptOutcome } from './attempt.js';
@@ -33,7 +33,6 @@ import { LANES, Lanes, type LaneLimits } from './lanes.js';
 import { LoopWatch } from './loop-watch.js';
 import type { Output, PartitionLedger } from './ledger.js';
 import { DestinationSeries, type DispatcherMetrics } from './metrics.js';
-import { deferral } from './next-step.js';
 import { logAttempt } from './outcome-log.js';
 import { disablingRecord, outcomeRecords, quarantineOutput } from './outcome-records.js';
 import { OutcomeWriter } from './outcome-writer.js';

@@ -3,7 +3,7 @@
  * `runService` through zod. Defaults follow the Webhooks spec: a 5 s answer window and a
  * retry period of at most 4 hours.
  */
-import { envTypes, validateLadder, type RetryLadder } from '@tributary/shared';
+import { envTypes, retryLadderEnv } from '@tributary/shared';
 import type { BreakerSettings } from './breaker.js';
 
 const MIB = 1024 * 1024;
@@ -14,8 +14,7 @@ export const dispatcherEnv = {
   WEBHOOK_TIMEOUT: envTypes.duration('5s'),
   /** Lifts the SSRF guard (loopback, private, link-local, unique-local targets). */
   DELIVERY_ALLOW_PRIVATE_NETWORKS: envTypes.boolean(false),
-  RETRY_LADDER: envTypes.durationList('10s,1m,5m,15m,30m,1h,1h,1h'),
-  RETRY_WINDOW: envTypes.duration('4h'),
+  ...retryLadderEnv,
   /** Consumer-group session timeout of both lanes: how long a crashed instance holds its partitions. */
   DELIVERY_SESSION_TIMEOUT: envTypes.duration('30s'),
   /** Deliveries being attempted at once, over all destinations. */
@@ -61,9 +60,7 @@ export const dispatcherEnv = {
   CIRCUIT_PROBES: envTypes.positiveInt(3),
 };
 
-export function ladderFromSettings(settings: { RETRY_LADDER: number[]; RETRY_WINDOW: number }): RetryLadder {
-  return validateLadder({ delaysMs: settings.RETRY_LADDER, windowMs: settings.RETRY_WINDOW });
-}
+export { ladderFromSettings } from '@tributary/shared';
 
 export function breakerFromSettings(settings: {
   CIRCUIT_FAILURES: number;

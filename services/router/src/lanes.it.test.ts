@@ -2,10 +2,11 @@
  * The router's lanes, on the real broker with the router as a child process: a backlog in the
  * overflow lane (what a source sent past INGEST_SOURCE_RATE) does not hold back the main lane,
  * a messageId repeated across the lanes is still forwarded once, and the deliveries of a
- * destination whose circuit is open at every dispatcher go through the retry lane.
+ * destination whose circuit is open at every dispatcher are deferred onto the ladder, those of a
+ * half-open or congested one go through the retry lane.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { destinationHealthKey, type DestinationHealth, type IngestMessage } from '@tributary/schemas';
+import { destinationHealthKey, type DestinationHealth, type IngestMessage, type RetryRecord } from '@tributary/schemas';
 import { eventually, metricValue, readTopic, readTopicToEnd, stackEnv, startService, uniqueNamespace, type RunningService } from '@tributary/test/harness';
 import { DeliveryWatcher, destination, openStack, source, trackMessage, writeConfig, type Stack } from './__fixtures__/stack.js';
 
@@ -85,26 +86,49 @@ describe('ingest lanes', () => {
     expect(watcher.keys().filter((key) => key === 'hooks/both-lanes')).toHaveLength(1);
   }, 60_000);
 
-  it('routes the deliveries of a destination whose circuit is open, or whose attempts stall, at every dispatcher through the retry lane, and back once it recovers', async () => {
-    const health = async (state: 'open' | 'congested' | 'closed') => {
+  it('defers the deliveries of a destination whose circuit is open at every dispatcher onto the ladder, parks those of a half-open or congested one on the retry lane, and routes them the first way once it recovers', async () => {
+    const health = async (state: 'open' | 'half_open' | 'congested' | 'closed') => {
       const now = Date.now();
       const open = state === 'open';
+      const tripped = open || state === 'half_open';
       const view: DestinationHealth = {
-        destinationId: 'down', instanceId: 'dispatcher-1', state: open ? 'open' : 'closed', stateSince: now, openUntil: open ? now + 60_000 : null, openings: open ? 1 : 0,
-        consecutiveFailures: open ? 5 : 0, windowRequests: 5, windowFailures: open ? 5 : 0, lastSuccessAt: null, lastFailureAt: now, lastError: 'HTTP 503',
+        destinationId: 'down', instanceId: 'dispatcher-1', state: state === 'congested' ? 'closed' : state, stateSince: now, openUntil: open ? now + 60_000 : null, openings: tripped ? 1 : 0,
+        consecutiveFailures: tripped ? 5 : 0, windowRequests: 5, windowFailures: tripped ? 5 : 0, lastSuccessAt: null, lastFailureAt: now, lastError: 'HTTP 503',
         queuedFirst: 0, queuedRetries: 0, inFlight: state === 'congested' ? 64 : 0, congestedSince: state === 'congested' ? now - 2_000 : null, attempts: 5, deferrals: 0, updatedAt: now,
       };
       await stack.producer.send({ topic: stack.topics.destinationHealth, messages: [{ key: destinationHealthKey('down', 'dispatcher-1'), value: stack.codec.encode(stack.topics.destinationHealth, view) }] });
     };
     const parked = (reason?: string) => metricValue(router!.url, 'tributary_router_parked_total', { destination: 'down', ...(reason ? { reason } : {}) });
+    const deferred = () => metricValue(router!.url, 'tributary_router_deferred_total', { destination: 'down' });
     let sent = 0;
-    for (const state of ['open', 'congested'] as const) {
-      await health(state);
-      const reason = state === 'open' ? 'circuit_open' : 'congested';
-      await eventually(async () => {
+    const sendUntil = (done: () => Promise<boolean>, what: string) =>
+      eventually(async () => {
         await produce(stack.topics.ingest, [trackMessage(`tripped-${++sent}`, { sourceId: 'tripped' })]);
-        return (await parked(reason)) > 0;
-      }, `the router to read the ${state} destination`);
+        return done();
+      }, what);
+
+    // Open for another minute at every dispatcher: deferred here, onto a tier, no dispatcher reads it.
+    await health('open');
+    await sendUntil(async () => (await deferred()) > 0, 'the router to defer for the open circuit');
+    // The last message sent may still be on its way: read until the tiers hold what was counted.
+    let tierRecords: Awaited<ReturnType<typeof readTopicToEnd>> = [];
+    await eventually(async () => {
+      tierRecords = [];
+      for (const tier of ['10s', '1m']) tierRecords.push(...(await readTopicToEnd(stack.kafka, stack.topics.retry(tier), { timeoutMs: 20_000 })));
+      return tierRecords.length === (await deferred());
+    }, 'the deferred deliveries on the tier topics');
+    expect(tierRecords.length).toBeGreaterThan(0);
+    for (const { message } of tierRecords) {
+      expect(message.key?.toString()).toMatch(/^down\/tripped-/);
+      const record = await stack.codec.decode<RetryRecord>('retry', message.value!);
+      expect(record.delivery).toMatchObject({ destinationId: 'down', attempts: 0, lastError: 'deferred: circuit open' });
+      expect(record.dueAt).toBeGreaterThanOrEqual(record.delivery.firstAttemptAt! + 10_000);
+    }
+
+    for (const state of ['half_open', 'congested'] as const) {
+      await health(state);
+      const reason = state === 'half_open' ? 'circuit_open' : 'congested';
+      await sendUntil(async () => (await parked(reason)) > 0, `the router to read the ${state} destination`);
     }
     const parkedCount = await parked();
     const retryLane = await readTopic(stack.kafka, stack.topics.dueRetries, { until: (records) => records.length >= parkedCount, timeoutMs: 20_000 });
@@ -120,6 +144,6 @@ describe('ingest lanes', () => {
     // Every message went exactly one way.
     await watcher.settle();
     const viaFirst = watcher.keys().filter((key) => key.startsWith('down/')).length;
-    expect(viaFirst + (await parked())).toBe(sent);
-  }, 60_000);
+    expect(viaFirst + (await parked()) + (await deferred())).toBe(sent);
+  }, 90_000);
 });

@@ -11,6 +11,8 @@ import {
   ConsumerLagProbe,
   createConsumerLagGauge,
   DestinationHealthTable,
+  ladderFromSettings,
+  ladderTiers,
   createHttpServer,
   createInfrastructure,
   listen,
@@ -37,7 +39,10 @@ await runService({
     onShutdown('http', () => app.close());
     const infrastructure = createInfrastructure(context);
     const { kafka, codec, topics } = infrastructure;
-    await prepareInfrastructure(context, infrastructure, (names) => topicDefinitions(names, { dedupWindowMs: env.DEDUP_WINDOW }));
+    // The tier topics too: a delivery of a destination whose circuit is open everywhere is deferred here.
+    const ladder = ladderFromSettings(env);
+    const retryTiers = ladderTiers(ladder).map((tier) => tier.label);
+    await prepareInfrastructure(context, infrastructure, (names) => topicDefinitions(names, { dedupWindowMs: env.DEDUP_WINDOW, retryTiers }));
 
     const config = new ConfigView({ kafka, codec, logger, topic: topics.config, groupPrefix: `${namespace}-router` });
     await config.start();
@@ -81,8 +86,8 @@ await runService({
     createConsumerLagGauge(metrics.registry, lag);
 
     // The dispatchers' circuit states: a destination whose circuit is open or half-open at all
-    // of them is routed through the retry lane. Read beside routing, never waited for: without
-    // it, everything goes to the first-attempt topic.
+    // of them is routed through the retry lane, or deferred onto the ladder (placement.ts). Read
+    // beside routing, never waited for: without it, everything goes to the first-attempt topic.
     const health = new DestinationHealthTable({ kafka, codec, logger, topic: topics.destinationHealth, groupPrefix: `${namespace}-router` });
     health.start().catch((error: unknown) => logger.warn({ err: error }, 'destination health unavailable; routing every delivery to the first-attempt topic'));
     onShutdown('destination health', () => health.stop());
@@ -98,7 +103,8 @@ await runService({
       logger,
       readiness,
       lanes,
-      parkReason: (destinationId, now) => health.parkReason(destinationId, now),
+      health,
+      ladder,
       dedupRecordKey: transactionalId,
       maxBatch: env.ROUTER_MAX_BATCH,
       sessionTimeoutMs: env.ROUTER_SESSION_TIMEOUT,

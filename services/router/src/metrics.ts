@@ -10,6 +10,7 @@ import type { ChunkOutcome } from './route-chunk.js';
 export interface RouterMetrics {
   routed: Counter<'destination'>;
   parked: Counter<'destination' | 'reason'>;
+  deferred: Counter<'destination'>;
   filtered: Counter<'reason'>;
   duplicates: Counter;
   invalid: Counter<'reason'>;
@@ -58,6 +59,12 @@ export function createRouterMetrics(registry: Registry, dedupEntries: () => numb
       name: 'tributary_router_parked_total',
       help: 'Delivery records written to the retry lane instead of the first-attempt topic, by reason: circuit_open (open or half-open at every dispatcher) or congested (that, or attempts stalled, or every request slot taken with deliveries waiting).',
       labelNames: ['destination', 'reason'],
+      registers,
+    }),
+    deferred: new Counter({
+      name: 'tributary_router_deferred_total',
+      help: 'New deliveries written straight onto a retry tier instead of to a dispatcher: the destination\'s circuit was open at every dispatcher for at least another second. No request, no attempt counted; the retry window starts.',
+      labelNames: ['destination'],
       registers,
     }),
     filtered,

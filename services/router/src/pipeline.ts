@@ -38,12 +38,15 @@
  */
 import type { EachBatchPayload, Kafka, KafkaMessage, Message } from 'kafkajs';
 import type { IngestMessage, TopicNames } from '@tributary/schemas';
-import { BatchFailed, committedPositions, GroupCommit, quarantineMessage, sendInChunks, SupervisedConsumer, TransactionOutcomeUnknown, withAdmin, type AvroCodec, type Logger, type ParkReason, type Readiness, type TopicMessages, type TransactionalOutput } from '@tributary/shared';
+import { BatchFailed, committedPositions, GroupCommit, quarantineMessage, sendInChunks, SupervisedConsumer, TransactionOutcomeUnknown, withAdmin, type AvroCodec, type Logger, type ParkReason, type Readiness, type RetryLadder, type TopicMessages, type TransactionalOutput } from '@tributary/shared';
 import type { DedupStore } from './dedup-store.js';
 import { classifyDecodeError, InvalidMessage } from './message.js';
 import type { RouterMetrics } from './metrics.js';
+import { placeDelivery, type DestinationHealthLookup, type Placement } from './placement.js';
 import type { ConfigLookup, DecodedRecord } from './route-chunk.js';
 import { planTransaction, recordCount, type PartitionChunk } from './transaction-plan.js';
+
+const FIRST_LANE: Placement = { lane: 'first' };
 
 /** An overflow lane that is behind is routed in chunks of ROUTER_MAX_BATCH / this. */
 const BEHIND_CHUNK_DIVISOR = 4;
@@ -69,12 +72,13 @@ export interface PipelineOptions {
   /** The main ingest topic first, then the overflow lane. */
   lanes: readonly IngestLaneSource[];
   /**
-   * Why the destination's deliveries should go through the retry lane (the health topic: its
-   * circuit tripped, or the destination congested, at every dispatcher), or undefined. There the
-   * dispatcher defers them, takes them as probes or attempts them, without holding up the
-   * first-attempt topic for everyone else.
+   * The dispatchers' published health (the health topic), by which each delivery is placed
+   * (`placeDelivery`): first-attempt topic, retry lane, or deferred straight onto the ladder.
+   * Without it, every delivery goes the first way.
    */
-  parkReason?(destinationId: string, now: number): ParkReason | undefined;
+  health?: DestinationHealthLookup;
+  /** The retry ladder (RETRY_LADDER, RETRY_WINDOW: the dispatcher's and the scheduler's). */
+  ladder: RetryLadder;
   /** Key of this instance's dedup records (its transactional id): any key would do, the topic is read whole. */
   dedupRecordKey: string;
   maxBatch: number;
@@ -235,22 +239,35 @@ export class RouterPipeline {
     // after the dispatcher read it in line with everyone else's first attempts, which a
     // burst to a failing destination held back by seconds. One whose attempts hang, or that is
     // slower than its traffic, would hold them up as long (congested). It goes through the retry lane
-    // instead, read apart; the dispatcher still decides (defer, or attempt if it closed).
+    // instead, read apart; the dispatcher still decides (defer, or attempt if it closed). One whose
+    // circuit stays open everywhere for a while yet is deferred here, onto the ladder (placement.ts).
     const parked = new Map<string, { destination: string; reason: ParkReason; count: number }>();
+    const deferred = new Map<string, number>();
     const first: Message[] = [];
     const retryLane: Message[] = [];
+    const tiers = new Map<string, Message[]>();
+    const { health, ladder } = this.options;
     for (const delivery of plan.deliveries) {
-      const reason = this.options.parkReason?.(delivery.destinationId, now);
-      if (reason) {
+      const placement = health ? placeDelivery(delivery, health, ladder, now) : FIRST_LANE;
+      if (placement.lane === 'first') {
+        first.push({ key: delivery.deliveryId, value: codec.encode(topics.deliveries, delivery) });
+      } else if (placement.lane === 'tier') {
+        const topic = topics.retry(placement.record.tier);
+        let messages = tiers.get(topic);
+        if (!messages) tiers.set(topic, (messages = []));
+        messages.push({ key: delivery.deliveryId, value: codec.encode(topic, placement.record) });
+        deferred.set(delivery.destinationId, (deferred.get(delivery.destinationId) ?? 0) + 1);
+      } else {
         retryLane.push({ key: delivery.deliveryId, value: codec.encode(topics.dueRetries, delivery) });
-        const key = `${reason}/${delivery.destinationId}`;
+        const key = `${placement.reason}/${delivery.destinationId}`;
         const counted = parked.get(key);
         if (counted) counted.count++;
-        else parked.set(key, { destination: delivery.destinationId, reason, count: 1 });
-      } else first.push({ key: delivery.deliveryId, value: codec.encode(topics.deliveries, delivery) });
+        else parked.set(key, { destination: delivery.destinationId, reason: placement.reason, count: 1 });
+      }
     }
     if (first.length > 0) topicMessages.push({ topic: topics.deliveries, messages: first });
     if (retryLane.length > 0) topicMessages.push({ topic: topics.dueRetries, messages: retryLane });
+    for (const [topic, messages] of tiers) topicMessages.push({ topic, messages });
     const dedupMessages = claims.records().map((batch) => ({ key: this.options.dedupRecordKey, value: codec.encode(topics.dedup, batch) }));
     if (dedupMessages.length > 0) topicMessages.push({ topic: topics.dedup, messages: dedupMessages });
 
@@ -281,6 +298,7 @@ export class RouterPipeline {
     metrics.transactionPartitions.observe(plan.offsets.reduce((sum, { partitions }) => sum + partitions.length, 0));
     claims.commit();
     for (const { destination, reason, count } of parked.values()) metrics.parked.inc({ destination, reason }, count);
+    for (const [destination, count] of deferred) metrics.deferred.inc({ destination }, count);
     for (const [index, outcome] of plan.outcomes.entries()) {
       metrics.recordCommitted(outcome);
       for (const { error } of outcome.invalid) metrics.quarantined.inc({ topic: chunks[index]!.topic, reason: error.reason });

@@ -2,7 +2,7 @@
  * The router's settings beyond `commonEnv`, validated at start-up (see the README). The
  * transactional id comes from the common INSTANCE_ID.
  */
-import { envTypes } from '@tributary/shared';
+import { envTypes, retryLadderEnv } from '@tributary/shared';
 
 export const routerEnv = {
   HTTP_PORT: envTypes.port(9101),
@@ -19,4 +19,6 @@ export const routerEnv = {
    * the group hands them to another member (or to its own restarted process).
    */
   ROUTER_SESSION_TIMEOUT: envTypes.duration('30s'),
+  /** The dispatcher's and the scheduler's: a delivery of a circuit open everywhere is deferred here onto the ladder. */
+  ...retryLadderEnv,
 };
