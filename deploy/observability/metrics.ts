@@ -36,6 +36,7 @@ export const TRIBUTARY_METRICS: readonly MetricDefinition[] = [
 
   metric('tributary_router_routed_total', 'counter', ['destination'], ['router']),
   metric('tributary_router_parked_total', 'counter', ['destination', 'reason'], ['router']),
+  metric('tributary_router_deferred_total', 'counter', ['destination'], ['router']),
   metric('tributary_router_filtered_total', 'counter', ['reason'], ['router']),
   metric('tributary_router_duplicates_total', 'counter', [], ['router']),
   metric('tributary_router_invalid_total', 'counter', ['reason'], ['router']),
@@ -56,6 +57,7 @@ export const TRIBUTARY_METRICS: readonly MetricDefinition[] = [
   metric('tributary_dead_letters_total', 'counter', ['reason'], ['dispatcher', 'retry-scheduler']),
 
   metric('tributary_retries_released_total', 'counter', ['tier'], ['retry-scheduler']),
+  metric('tributary_retries_deferred_total', 'counter', ['tier'], ['retry-scheduler']),
   metric('tributary_retry_due_lag_seconds', 'histogram', ['tier'], ['retry-scheduler']),
   metric('tributary_retry_oldest_record_age_seconds', 'gauge', ['tier'], ['retry-scheduler']),
 

@@ -95,6 +95,8 @@ export interface VariantResult {
   phaseDeferrals: number;
   /** New deliveries the router deferred onto the ladder during this phase (circuit open at every dispatcher). */
   routerDeferrals: number;
+  /** Due records the retry-scheduler deferred again during this phase, rather than released (the same). */
+  schedulerDeferrals: number;
   /** CPU per process over the phase, per failing delivery (`cpuMsPer1kEvents` = µs per delivery). */
   processes: ProcessUsage[];
   /** Dispatcher CPU per deferral over the phase, µs. */
@@ -201,6 +203,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
     const ingest = services.get('ingest')!;
     const dispatcher = services.get('dispatcher')!;
     const router = services.get('router')!;
+    const scheduler = services.get('retry-scheduler')!;
     const adminCall = adminCaller(ingest.url);
     const urls: Record<Variant['name'], string> = {
       control: `http://127.0.0.1:${failingPort}/ok`,
@@ -285,7 +288,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       generator.process.on('message', (report: GeneratorReport) => {
         if (report.kind === 'window') sent += report.sent;
       });
-      const before = await phaseCounters(dispatcher.url, router.url);
+      const before = await phaseCounters(dispatcher.url, router.url, scheduler.url);
       const start = processes.snapshot();
       const startedPhase = Date.now();
       say(`burst to ${titleOf(variant, options)}: ${int(options.burstEvents)} events at ${int(options.burstRate)}/s, the trickle going on`);
@@ -312,12 +315,12 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       sampling = false;
       await sampler;
       const end = processes.snapshot();
-      const counters = difference(await phaseCounters(dispatcher.url, router.url), before);
+      const counters = difference(await phaseCounters(dispatcher.url, router.url, scheduler.url), before);
       const seconds = (Date.now() - startedPhase) / 1000;
       burstAccepted.set(variant.destinationId, acceptedEvents);
       phaseCpu.push({ variant, start, end, seconds, burstSeconds, accepted: acceptedEvents, counters, peak });
       await stopChild(generator.process);
-      say(`  ${titleOf(variant, options)}: ${int(acceptedEvents)} accepted in ${burstSeconds.toFixed(0)} s; ${int(counters.circuitOpen)} deferred (circuit open), ${int(counters.backlogFull)} (backlog full) by the dispatcher, ${int(counters.router)} by the router`);
+      say(`  ${titleOf(variant, options)}: ${int(acceptedEvents)} accepted in ${burstSeconds.toFixed(0)} s; ${int(counters.circuitOpen)} deferred (circuit open), ${int(counters.backlogFull)} (backlog full) by the dispatcher, ${int(counters.router)} by the router, ${int(counters.scheduler)} by the retry-scheduler`);
       say(`  largest backlog: router main lane ${int(peak.routerMain)}, overflow lane ${int(peak.routerOverflow)}, dispatcher first attempts ${int(peak.dispatcherFirst)}`);
     }
     trickleAt('after');
@@ -384,6 +387,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
         deferrals: { circuitOpen: own.circuitOpen, backlogFull: own.backlogFull },
         phaseDeferrals: deferrals,
         routerDeferrals: counters.router,
+        schedulerDeferrals: counters.scheduler,
         processes: usage,
         dispatcherMicrosPerDeferral: dispatcherUsage && deferrals > 0 ? (dispatcherUsage.cpuSeconds * 1e6) / deferrals : Number.NaN,
         pipelineMicrosPerEvent: accepted > 0 ? (pipelineSeconds * 1e6) / accepted : Number.NaN,
@@ -467,6 +471,8 @@ interface PhaseCounters {
   backlogFull: number;
   /** Deferred by the router, straight onto the ladder. */
   router: number;
+  /** Deferred again by the retry-scheduler instead of released. */
+  scheduler: number;
 }
 
 interface AttemptLogCounts {
@@ -478,17 +484,18 @@ interface AttemptLogCounts {
   afterWindow: number;
 }
 
-async function phaseCounters(dispatcherUrl: string, routerUrl: string): Promise<PhaseCounters> {
-  const [circuitOpen, backlogFull, router] = await Promise.all([
+async function phaseCounters(dispatcherUrl: string, routerUrl: string, schedulerUrl: string): Promise<PhaseCounters> {
+  const [circuitOpen, backlogFull, router, scheduler] = await Promise.all([
     metricValue(dispatcherUrl, 'tributary_dispatcher_deferred_total', { reason: 'circuit_open' }),
     metricValue(dispatcherUrl, 'tributary_dispatcher_deferred_total', { reason: 'backlog_full' }),
     metricValue(routerUrl, 'tributary_router_deferred_total'),
+    metricValue(schedulerUrl, 'tributary_retries_deferred_total'),
   ]);
-  return { circuitOpen, backlogFull, router };
+  return { circuitOpen, backlogFull, router, scheduler };
 }
 
 function difference(after: PhaseCounters, before: PhaseCounters): PhaseCounters {
-  return { circuitOpen: after.circuitOpen - before.circuitOpen, backlogFull: after.backlogFull - before.backlogFull, router: after.router - before.router };
+  return { circuitOpen: after.circuitOpen - before.circuitOpen, backlogFull: after.backlogFull - before.backlogFull, router: after.router - before.router, scheduler: after.scheduler - before.scheduler };
 }
 
 async function counts(failing: Child<FailingReceiverReport>): Promise<{ fail: number; hang: number; slow: number; slowAnswered: number }> {
@@ -557,11 +564,11 @@ export function renderNoisyMarkdown(result: NoisyResult): string {
     ...result.variants.map((v) => `| during the burst to: ${v.title} | ${latencyCell(v.healthyLatency)} |`),
     `| after the bursts | ${latencyCell(result.after.latency)} |`,
     '',
-    '| burst to | events | burst s | requests made (whole run) | deferred without a request: circuit open / backlog full | deferred by the router (phase) | dispatcher CPU µs per deferral | pipeline CPU µs per burst event | largest backlog: router main / overflow / dispatcher |',
+    '| burst to | events | burst s | requests made (whole run) | deferred without a request: circuit open / backlog full | deferred by the router / the retry-scheduler (phase) | dispatcher CPU µs per deferral | pipeline CPU µs per burst event | largest backlog: router main / overflow / dispatcher |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...[...(result.control ? [result.control] : []), ...result.variants].map(
       (v) =>
-        `| ${v.title} | ${int(v.burstEvents)} | ${v.burstSeconds.toFixed(0)} | ${int(v.requests)} | ${int(v.deferrals.circuitOpen)} / ${int(v.deferrals.backlogFull)} | ${int(v.routerDeferrals)} | ` +
+        `| ${v.title} | ${int(v.burstEvents)} | ${v.burstSeconds.toFixed(0)} | ${int(v.requests)} | ${int(v.deferrals.circuitOpen)} / ${int(v.deferrals.backlogFull)} | ${int(v.routerDeferrals)} / ${int(v.schedulerDeferrals)} | ` +
         `${int(v.dispatcherMicrosPerDeferral)} | ${int(v.pipelineMicrosPerEvent)} | ` +
         (v.peakBacklog ? `${int(v.peakBacklog.routerMain)} / ${int(v.peakBacklog.routerOverflow)} / ${int(v.peakBacklog.dispatcherFirst)} |` : '– |'),
     ),

@@ -7,9 +7,10 @@
  * any tier is read, so a crashed predecessor's open transaction is aborted at once and
  * does not hold back the read_committed consumers. The scheduler needs no destination
  * config: the window is the only rule it applies, and the dispatcher reads the config at
- * attempt time.
+ * attempt time. It reads the dispatchers' destination health, to defer again rather than
+ * release what a dispatcher would only defer (a circuit open everywhere).
  */
-import { ConsumerLagProbe, createHttpServer, createInfrastructure, ladderTiers, listen, prepareInfrastructure, runService, topicDefinitions, TransactionalOutput } from '@tributary/shared';
+import { ConsumerLagProbe, createHttpServer, createInfrastructure, DestinationHealthTable, ladderTiers, listen, prepareInfrastructure, runService, topicDefinitions, TransactionalOutput } from '@tributary/shared';
 import { createSchedulerMetrics } from './metrics.js';
 import { ladderFromSettings, schedulerEnv } from './settings.js';
 import { TierScheduler } from './tier-scheduler.js';
@@ -41,6 +42,13 @@ await runService({
     onShutdown('producers', async () => void (await Promise.all([...outputs.values()].map((output) => output.stop()))));
     readiness.set('producers', true);
 
+    // The dispatchers' circuit states: a due record of a destination whose circuit is open at
+    // every one of them is deferred again rather than released. Read beside releasing, never
+    // waited for: without it, every due record is released.
+    const health = new DestinationHealthTable({ kafka, codec, logger, topic: topics.destinationHealth, groupPrefix: `${namespace}-retry-scheduler` });
+    health.start().catch((error: unknown) => logger.warn({ err: error }, 'destination health unavailable; releasing every due record'));
+    onShutdown('destination health', () => health.stop());
+
     const schedulers = new Map<string, TierScheduler>();
     const schedulerMetrics = createSchedulerMetrics(metrics.registry, tiers, {
       heldHeads: (tier) => schedulers.get(tier)?.heldHeads() ?? [],
@@ -63,6 +71,7 @@ await runService({
           groupId: groupOf(tier),
           maxBatch: env.RETRY_SCHEDULER_MAX_BATCH,
           sessionTimeoutMs: env.RETRY_SCHEDULER_SESSION_TIMEOUT,
+          health,
         }),
       );
     }

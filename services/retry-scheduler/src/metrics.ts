@@ -15,6 +15,7 @@ export const DUE_LAG_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 
 
 export interface SchedulerMetrics {
   released: Counter<'tier'>;
+  deferred: Counter<'tier'>;
   dueLag: Histogram<'tier'>;
   deadLetters: Counter<'reason'>;
   transactionFailures: Counter<'tier'>;
@@ -36,6 +37,12 @@ export function createSchedulerMetrics(registry: Registry, tiers: readonly strin
     released: new Counter({
       name: 'tributary_retries_released_total',
       help: 'Retry records moved to the retry lane when due, by tier.',
+      labelNames: ['tier'],
+      registers,
+    }),
+    deferred: new Counter({
+      name: 'tributary_retries_deferred_total',
+      help: 'Due retry records deferred again up the ladder instead of released, by tier: their destination\'s circuit was open at every dispatcher for at least another second.',
       labelNames: ['tier'],
       registers,
     }),

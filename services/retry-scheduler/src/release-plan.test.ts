@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Delivery, RetryRecord } from '@tributary/schemas';
 import type { RetryLadder } from '@tributary/shared';
-import { MAX_TIMER_MS, oldestHeadAgeSeconds, planPartition, resumeDelay, tierFetchWaitMs, transactionChunks, verdict, type BatchEntry } from './release-plan.js';
+import { MAX_TIMER_MS, oldestHeadAgeSeconds, planPartition, releaseTarget, resumeDelay, tierFetchWaitMs, transactionChunks, verdict, type BatchEntry } from './release-plan.js';
 
 const ladder: RetryLadder = { delaysMs: [1_000, 5_000], windowMs: 60_000 };
 const FIRST = 1_000_000;
@@ -115,5 +115,27 @@ describe('tierFetchWaitMs', () => {
     expect(tierFetchWaitMs(3_600_000)).toBe(1_000);
     expect(tierFetchWaitMs(100)).toBe(20);
     expect(tierFetchWaitMs(1_000)).toBe(50);
+  });
+});
+
+describe('releaseTarget', () => {
+  it('releases a due record to the retry lane unless its circuit is open at every dispatcher', () => {
+    expect(releaseTarget(retry(FIRST + 1_000), undefined, ladder, FIRST + 1_000)).toEqual({ kind: 'lane' });
+  });
+
+  it('defers a due record of a circuit open everywhere up the ladder, keeping its attempts and last real error', () => {
+    const now = FIRST + 1_000;
+    expect(releaseTarget(retry(now), now + 30_000, ladder, now)).toEqual({
+      kind: 'defer',
+      deferral: {
+        kind: 'retry',
+        record: { delivery: { ...delivery(), lastError: 'deferred: circuit open; last error: HTTP 503' }, dueAt: now + 5_000, tier: '5s' },
+      },
+    });
+  });
+
+  it('expires a due record of a circuit open everywhere when no further wait fits in the window', () => {
+    const now = FIRST + 58_000;
+    expect(releaseTarget(retry(now), now + 30_000, ladder, now)).toMatchObject({ kind: 'defer', deferral: { kind: 'dead', letter: { reason: 'expired' } } });
   });
 });

@@ -11,8 +11,10 @@
  * - An attempt now (or at its due time) would fall after `firstAttemptAt + window` →
  *   dead letter `expired`. The dispatcher checks the window too; this is the second check,
  *   and the one that catches a scheduler that was down past a record's window.
+ * - Due, but its destination's circuit open at every dispatcher for a while yet → deferred
+ *   again, up the ladder (`releaseTarget`).
  */
-import { isPastWindow, type RetryLadder } from '@tributary/shared';
+import { deferral, isPastWindow, type Deferral, type RetryLadder } from '@tributary/shared';
 import type { RetryRecord } from '@tributary/schemas';
 
 /** setTimeout's limit; a later due time is re-checked when the timer fires. */
@@ -113,4 +115,21 @@ export function transactionChunks<T extends { bytes: number }>(items: readonly T
   }
   if (current.length > 0) chunks.push(current);
   return chunks;
+}
+
+export type ReleaseTarget = { kind: 'lane' } | { kind: 'defer'; deferral: Deferral };
+
+const TO_LANE: ReleaseTarget = { kind: 'lane' };
+
+/**
+ * Where a due record goes: the retry lane, or — when every dispatcher has its destination's
+ * circuit open until `openUntil` (shared `circuitOpenUntil`) — back up the ladder, the same
+ * deferral a dispatcher would make after reading it (shared `deferral`: no attempt counted,
+ * waiting on the longest tier back by the time the circuit lets probes through, `expired` when
+ * none fits in the window). A destination down for an hour is then carried by the scheduler
+ * alone, without a read, decode and write per waiting delivery in the dispatchers.
+ */
+export function releaseTarget(record: RetryRecord, openUntil: number | undefined, ladder: RetryLadder, now: number): ReleaseTarget {
+  if (openUntil === undefined) return TO_LANE;
+  return { kind: 'defer', deferral: deferral(record.delivery, 'circuit_open', ladder, now, openUntil) };
 }

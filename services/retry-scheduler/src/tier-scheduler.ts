@@ -6,7 +6,10 @@
  * Each partition is read in order. The due records at its head are released — their
  * delivery produced unchanged to the retry lane (key `<destinationId>/<messageId>`)
  * and the consumed offset sent in the same transaction — or, when an attempt would fall
- * outside the window, written to the dead-letter topic as `expired` in the same way.
+ * outside the window, written to the dead-letter topic as `expired` in the same way. A due
+ * record whose destination has its circuit open at every dispatcher for a while yet is
+ * deferred again instead, up the ladder (`releaseTarget`): a dispatcher would only read it to
+ * do the same.
  *
  * The partitions are handled at once (kafkajs's `partitionsConsumedConcurrently`), and their
  * chunks go into shared transactions (shared `GroupCommit`). Handled one after the other, a
@@ -54,7 +57,7 @@ import {
   type TransactionalOutput,
 } from '@tributary/shared';
 import type { SchedulerMetrics } from './metrics.js';
-import { planPartition, resumeDelay, tierFetchWaitMs, transactionChunks, verdict, type BatchEntry, type Step } from './release-plan.js';
+import { planPartition, releaseTarget, resumeDelay, tierFetchWaitMs, transactionChunks, verdict, type BatchEntry, type Step } from './release-plan.js';
 
 /** Bytes of records per chunk of one partition, well under the broker's 1 MiB record-batch limit. */
 const MAX_CHUNK_BYTES = 800_000;
@@ -74,6 +77,12 @@ export interface TierSchedulerOptions {
   groupId: string;
   maxBatch: number;
   sessionTimeoutMs: number;
+  /**
+   * The dispatchers' published health (shared `DestinationHealthTable`): a due record whose
+   * destination has its circuit open at every dispatcher for a while yet is deferred again here
+   * rather than released (`releaseTarget`). Without it, every due record is released.
+   */
+  health?: { circuitOpenUntil(destinationId: string, now: number): number | undefined };
 }
 
 interface Held {
@@ -84,6 +93,8 @@ interface Held {
 
 interface Prepared {
   step: Step;
+  /** A due record deferred again (its circuit open everywhere): `retry` up the ladder, `dead` expired. */
+  deferred?: 'retry' | 'dead';
   topic?: string;
   key?: string;
   value?: Buffer;
@@ -297,6 +308,14 @@ export class TierScheduler {
     const { delivery } = step.record;
     const key = deliveryKey(delivery.destinationId, delivery.messageId);
     if (step.kind === 'release') {
+      const now = Date.now();
+      const target = releaseTarget(step.record, this.options.health?.circuitOpenUntil(delivery.destinationId, now), this.options.ladder, now);
+      if (target.kind === 'defer') {
+        const { deferral } = target;
+        const topic = deferral.kind === 'retry' ? topics.retry(deferral.record.tier) : topics.deadLetters;
+        const value = deferral.kind === 'retry' ? codec.encode(topic, deferral.record) : codec.encode(topic, deferral.letter);
+        return { step, deferred: deferral.kind, topic, key, value, bytes: key.length + value.length };
+      }
       const value = codec.encode(topics.dueRetries, delivery);
       return { step, topic: topics.dueRetries, key, value, bytes: key.length + value.length };
     }
@@ -337,10 +356,14 @@ export class TierScheduler {
     }
     const committedAt = Date.now();
     for (const { partition, prepared, nextOffset } of chunks) {
-      for (const { step, reason } of prepared) {
+      for (const { step, reason, deferred } of prepared) {
         if (step.kind === 'skip' && reason !== undefined) {
           metrics.unreadable.inc({ tier });
           metrics.quarantined.inc({ topic: this.topic, reason });
+        } else if (step.kind === 'release' && deferred !== undefined) {
+          metrics.deferred.inc({ tier });
+          metrics.dueLag.observe({ tier }, Math.max(0, committedAt - step.record.dueAt) / 1000);
+          if (deferred === 'dead') metrics.deadLetters.inc({ reason: 'expired' });
         } else if (step.kind === 'release') {
           metrics.released.inc({ tier });
           metrics.dueLag.observe({ tier }, Math.max(0, committedAt - step.record.dueAt) / 1000);
@@ -353,7 +376,7 @@ export class TierScheduler {
           );
         }
       }
-      const released = prepared.filter(({ step }) => step.kind === 'release').length;
+      const released = prepared.filter(({ step, deferred }) => step.kind === 'release' && deferred === undefined).length;
       if (released > 0) logger.debug({ tier, partition, released, nextOffset }, 'retries released');
     }
   }

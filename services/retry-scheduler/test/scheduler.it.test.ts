@@ -90,4 +90,28 @@ describe('the retry scheduler', () => {
     expect(await metricValue(scheduler.url, 'tributary_retry_pending_records', { tier: '1s' })).toBe(0);
     expect(await metricValue(scheduler.url, 'tributary_consumer_lag', { group: `${stack.namespace}-retry-scheduler-4s` })).toBe(1);
   });
+
+  it('defers again, rather than releases, a due record whose destination has its circuit open at every dispatcher', async () => {
+    const now = Date.now();
+    await stack.writeHealth({
+      destinationId: 'down', instanceId: 'dispatcher-1', state: 'open', stateSince: now, openUntil: now + 30_000, openings: 2,
+      consecutiveFailures: 8, windowRequests: 8, windowFailures: 8, lastSuccessAt: null, lastFailureAt: now, lastError: 'HTTP 503',
+      queuedFirst: 0, queuedRetries: 0, inFlight: 0, congestedSince: null, attempts: 8, deferrals: 0, updatedAt: now,
+    });
+    const released = await metricValue(scheduler.url, 'tributary_retries_released_total');
+    // Due in 3 s: the scheduler has read the view by then (its health reader is running).
+    const down = retryRecord('1s', now + 3_000, { destinationId: 'down', firstAttemptAt: now });
+    const healthy = retryRecord('1s', now + 3_000, { destinationId: 'hooks', firstAttemptAt: now });
+    await stack.writeRetries([down, healthy]);
+
+    await expect.poll(() => metricValue(scheduler.url, 'tributary_retries_deferred_total', { tier: '1s' }), { timeout: 20_000, interval: 200 }).toBe(1);
+    await expect.poll(() => metricValue(scheduler.url, 'tributary_retries_released_total'), { timeout: 20_000, interval: 200 }).toBe(released + 1);
+    expect((await stack.deliveries()).some(({ key }) => key === down.delivery.deliveryId)).toBe(false);
+    expect((await stack.deliveries()).some(({ key }) => key === healthy.delivery.deliveryId)).toBe(true);
+    // Up the ladder, to the longest tier back by the time the circuit lets probes through (4 s
+    // of 1 s and 4 s), attempts and the last real error kept.
+    const deferred = (await stack.retries('4s')).filter(({ key }) => key === down.delivery.deliveryId);
+    expect(deferred).toHaveLength(1);
+    expect(deferred[0]!.value.delivery).toMatchObject({ attempts: 1, firstAttemptAt: now, lastError: 'deferred: circuit open; last error: HTTP 503' });
+  });
 });

@@ -6,7 +6,7 @@
  * which is never before the scheduler decided the record was due.
  */
 import type { Kafka, Producer } from 'kafkajs';
-import { deliveryKey, topicNames, type DeadLetter, type QuarantinedRecord, type Delivery, type RetryRecord, type TopicNames } from '@tributary/schemas';
+import { deliveryKey, destinationHealthKey, topicNames, type DeadLetter, type DestinationHealth, type QuarantinedRecord, type Delivery, type RetryRecord, type TopicNames } from '@tributary/schemas';
 import { createProducer, ladderTiers, prepareTopics, topicDefinitions, withAdmin, type AvroCodec, type RetryLadder } from '@tributary/shared';
 import { ladderEnv, readTopicToEnd, stackEnv, testCodec, testDelivery, testKafka, testLogger } from '@tributary/test/harness';
 
@@ -77,6 +77,17 @@ export class TierStack {
       }
       await producer.sendBatch({ topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
     }
+  }
+
+  /** Publishes a dispatcher's view of a destination, as the dispatcher does. */
+  async writeHealth(view: DestinationHealth): Promise<void> {
+    const key = destinationHealthKey(view.destinationId, view.instanceId);
+    await this.producer?.send({ topic: this.topics.destinationHealth, messages: [{ key, value: this.codec.encode(this.topics.destinationHealth, view) }] });
+  }
+
+  /** Every committed record of a tier topic. */
+  async retries(tier: string): Promise<Array<Written<RetryRecord>>> {
+    return this.readAll(this.topics.retry(tier), (value) => this.codec.decode<RetryRecord>('retry', value));
   }
 
   /** Writes bytes that are not Confluent-framed Avro to a tier topic. */
