@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Delivery } from '@tributary/schemas';
-import { deferral, deferredError, lastAttemptError, stepsElapsed, wasDeferred } from './deferral.js';
+import { deferral, deferredError, endedWithoutRequest, lastAttemptError, stepsElapsed, wasDeferred } from './deferral.js';
 import type { RetryLadder } from './retry-ladder.js';
 
 const DEFERRED_ERROR = 'deferred: circuit open';
@@ -78,5 +78,17 @@ describe('stepsElapsed', () => {
   it('counts whole ladder steps, repeating the last delay', () => {
     const short = { delaysMs: [100, 200], windowMs: 10_000 };
     expect([0, 99, 100, 299, 300, 499, 500, 700].map((ms) => stepsElapsed(short, ms))).toEqual([0, 0, 1, 1, 2, 2, 3, 4]);
+  });
+});
+
+describe('endedWithoutRequest', () => {
+  it('records for the delivery log an end decided without a request: a deferral that expired, or a window passed', () => {
+    const waiting = { ...delivery, attempts: 2, firstAttemptAt: T0, lastError: 'deferred: circuit open; last error: HTTP 503', lastStatus: 503 };
+    const letter = { delivery: waiting, reason: 'expired', status: 503, error: 'no wait left', deadAt: T0 + 5 } as const;
+    expect(endedWithoutRequest(letter, 'circuit_open', T0 + 5)).toMatchObject({
+      deliveryId: 'crm/m1', kind: 'deferred', attempt: 2, outcome: 'dead', lane: 'retry', startedAt: T0 + 5, durationMs: 0,
+      status: 503, error: 'no wait left', deferReason: 'circuit_open', deadReason: 'expired', nextAttemptAt: null, targets: [],
+    });
+    expect(endedWithoutRequest(letter, null, T0 + 5)).toMatchObject({ kind: 'preflight', deferReason: null, deadReason: 'expired' });
   });
 });

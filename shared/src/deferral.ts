@@ -4,7 +4,7 @@
  * delivery itself when every dispatcher has the destination's circuit open for a while yet
  * (`circuitOpenUntil`), so that such a delivery costs no read and no write in the dispatcher.
  */
-import type { DeadLetter, DeadLetterReason, Delivery, RetryRecord } from '@tributary/schemas';
+import type { DeadLetter, DeadLetterReason, Delivery, DeliveryAttempt, RetryRecord } from '@tributary/schemas';
 import { formatDuration } from './duration.js';
 import { planNoSoonerThan, planRetry, type RetryLadder } from './retry-ladder.js';
 
@@ -79,4 +79,39 @@ export function deferral(delivery: Delivery, reason: DeferReason, ladder: RetryL
     return { kind: 'dead', letter: deadLetter(deferred, 'expired', delivery.lastStatus, error, now) };
   }
   return { kind: 'retry', record: { delivery: deferred, dueAt: plan.dueAt, tier: plan.tier } };
+}
+
+/**
+ * The delivery log's record of an end decided outside the dispatcher, without a request: a
+ * deferral that found no wait left in the window (`deferReason` set: the retry-scheduler
+ * deferring a due record of a circuit open everywhere), or a due retry whose window had passed
+ * (`preflight`). Every end goes to the delivery log, whoever decides it; otherwise the log would
+ * show such a delivery as still waiting.
+ */
+export function endedWithoutRequest(letter: DeadLetter, deferReason: DeferReason | null, now: number): DeliveryAttempt {
+  const { delivery } = letter;
+  return {
+    deliveryId: delivery.deliveryId,
+    messageId: delivery.messageId,
+    sourceId: delivery.sourceId,
+    destinationId: delivery.destinationId,
+    messageType: delivery.messageType,
+    userId: delivery.userId ?? null,
+    anonymousId: delivery.anonymousId ?? null,
+    kind: deferReason === null ? 'preflight' : 'deferred',
+    attempt: delivery.attempts,
+    outcome: 'dead',
+    lane: 'retry',
+    startedAt: now,
+    durationMs: 0,
+    status: letter.status,
+    error: letter.error,
+    deferReason,
+    deadReason: letter.reason,
+    nextAttemptAt: null,
+    tier: null,
+    receivedAt: delivery.receivedAt,
+    replays: delivery.replays,
+    targets: [],
+  };
 }

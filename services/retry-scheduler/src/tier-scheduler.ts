@@ -6,7 +6,8 @@
  * Each partition is read in order. The due records at its head are released — their
  * delivery produced unchanged to the retry lane (key `<destinationId>/<messageId>`)
  * and the consumed offset sent in the same transaction — or, when an attempt would fall
- * outside the window, written to the dead-letter topic as `expired` in the same way. A due
+ * outside the window, written to the dead-letter topic as `expired` in the same way, with its
+ * record in the delivery log (`<ns>.attempts.v1`). A due
  * record whose destination has its circuit open at every dispatcher for a while yet is
  * deferred again instead, up the ladder (`releaseTarget`): a dispatcher would only read it to
  * do the same.
@@ -41,6 +42,7 @@ import { deliveryKey, type DeadLetter, type RetryRecord, type TopicNames } from 
 import {
   BatchFailed,
   committedPositions,
+  endedWithoutRequest,
   GroupCommit,
   groupByTopic,
   quarantineMessage,
@@ -51,6 +53,7 @@ import {
   parseDuration,
   TransactionOutcomeUnknown,
   type AvroCodec,
+  type DeferReason,
   type Logger,
   type Readiness,
   type RetryLadder,
@@ -95,6 +98,8 @@ interface Prepared {
   step: Step;
   /** A due record deferred again (its circuit open everywhere): `retry` up the ladder, `dead` expired. */
   deferred?: 'retry' | 'dead';
+  /** The delivery log's record of an end (an expired dead letter), written beside it. */
+  logged?: { topic: string; key: string; value: Buffer };
   topic?: string;
   key?: string;
   value?: Buffer;
@@ -307,20 +312,29 @@ export class TierScheduler {
     }
     const { delivery } = step.record;
     const key = deliveryKey(delivery.destinationId, delivery.messageId);
+    const now = Date.now();
     if (step.kind === 'release') {
-      const now = Date.now();
       const target = releaseTarget(step.record, this.options.health?.circuitOpenUntil(delivery.destinationId, now), this.options.ladder, now);
       if (target.kind === 'defer') {
         const { deferral } = target;
-        const topic = deferral.kind === 'retry' ? topics.retry(deferral.record.tier) : topics.deadLetters;
-        const value = deferral.kind === 'retry' ? codec.encode(topic, deferral.record) : codec.encode(topic, deferral.letter);
-        return { step, deferred: deferral.kind, topic, key, value, bytes: key.length + value.length };
+        if (deferral.kind === 'dead') return { ...this.ending(step, key, deferral.letter, 'circuit_open', now), deferred: 'dead' };
+        const topic = topics.retry(deferral.record.tier);
+        const value = codec.encode(topic, deferral.record);
+        return { step, deferred: 'retry', topic, key, value, bytes: key.length + value.length };
       }
       const value = codec.encode(topics.dueRetries, delivery);
       return { step, topic: topics.dueRetries, key, value, bytes: key.length + value.length };
     }
-    const value = codec.encode(topics.deadLetters, this.expiredLetter(step.record, step.deadline));
-    return { step, topic: topics.deadLetters, key, value, bytes: key.length + value.length };
+    return this.ending(step, key, this.expiredLetter(step.record, step.deadline), null, now);
+  }
+
+  /** A dead letter, and its record in the delivery log: every end is logged, whoever decides it. */
+  private ending(step: Step, key: string, letter: DeadLetter, deferReason: DeferReason | null, now: number): Prepared {
+    const { codec, topics } = this.options;
+    const value = codec.encode(topics.deadLetters, letter);
+    const logValue = codec.encode(topics.attempts, endedWithoutRequest(letter, deferReason, now));
+    const logged = { topic: topics.attempts, key: letter.delivery.deliveryId, value: logValue };
+    return { step, topic: topics.deadLetters, key, value, logged, bytes: key.length + value.length + logged.key.length + logValue.length };
   }
 
   private expiredLetter(record: RetryRecord, deadline: number): DeadLetter {
@@ -338,7 +352,10 @@ export class TierScheduler {
     const records: Array<{ topic: string; key: string | undefined; value: Buffer }> = [];
     const offsets = new Map<number, string>();
     for (const { partition, prepared, nextOffset } of chunks) {
-      for (const { topic, key, value } of prepared) if (topic && value) records.push({ topic, key, value });
+      for (const { topic, key, value, logged } of prepared) {
+        if (topic && value) records.push({ topic, key, value });
+        if (logged) records.push(logged);
+      }
       const before = offsets.get(partition);
       if (before === undefined || BigInt(nextOffset) > BigInt(before)) offsets.set(partition, nextOffset);
     }

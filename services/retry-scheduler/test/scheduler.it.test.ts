@@ -64,6 +64,9 @@ describe('the retry scheduler', () => {
       expect(value.error).toMatch(/would be attempted after the 1m window from the first attempt .*; last error: HTTP 503$/);
     }
     expect(await metricValue(scheduler.url, 'tributary_dead_letters_total', { reason: 'expired' })).toBe(2);
+    // Every end goes to the delivery log, whoever decides it.
+    const logged = (await stack.attempts()).map(({ key, value }) => [key, value.kind, value.outcome, value.deadReason, value.lane]);
+    expect(logged.sort()).toEqual(expired.map((record) => [record.delivery.deliveryId, 'preflight', 'dead', 'expired', 'retry']).sort());
     expect(await metricValue(scheduler.url, 'tributary_retry_unreadable_records_total', { tier: '1s' })).toBe(1);
     expect(await metricValue(scheduler.url, 'tributary_quarantined_total', { topic: stack.topics.retry('1s'), reason: 'not_framed' })).toBe(1);
     const [quarantined] = await stack.quarantined();
@@ -102,9 +105,11 @@ describe('the retry scheduler', () => {
     // Due in 3 s: the scheduler has read the view by then (its health reader is running).
     const down = retryRecord('1s', now + 3_000, { destinationId: 'down', firstAttemptAt: now });
     const healthy = retryRecord('1s', now + 3_000, { destinationId: 'hooks', firstAttemptAt: now });
-    await stack.writeRetries([down, healthy]);
+    // Its window ends 4 s from now: no further wait fits, the deferral ends it.
+    const ending = retryRecord('1s', now + 3_000, { destinationId: 'down', firstAttemptAt: now - 56_000 });
+    await stack.writeRetries([down, healthy, ending]);
 
-    await expect.poll(() => metricValue(scheduler.url, 'tributary_retries_deferred_total', { tier: '1s' }), { timeout: 20_000, interval: 200 }).toBe(1);
+    await expect.poll(() => metricValue(scheduler.url, 'tributary_retries_deferred_total', { tier: '1s' }), { timeout: 20_000, interval: 200 }).toBe(2);
     await expect.poll(() => metricValue(scheduler.url, 'tributary_retries_released_total'), { timeout: 20_000, interval: 200 }).toBe(released + 1);
     expect((await stack.deliveries()).some(({ key }) => key === down.delivery.deliveryId)).toBe(false);
     expect((await stack.deliveries()).some(({ key }) => key === healthy.delivery.deliveryId)).toBe(true);
@@ -113,5 +118,10 @@ describe('the retry scheduler', () => {
     const deferred = (await stack.retries('4s')).filter(({ key }) => key === down.delivery.deliveryId);
     expect(deferred).toHaveLength(1);
     expect(deferred[0]!.value.delivery).toMatchObject({ attempts: 1, firstAttemptAt: now, lastError: 'deferred: circuit open; last error: HTTP 503' });
+    const dead = (await stack.deadLetters()).filter(({ key }) => key === ending.delivery.deliveryId);
+    expect(dead.map(({ value }) => value.reason)).toEqual(['expired']);
+    expect(dead[0]!.value.error).toMatch(/could not be attempted again within the 1m retry window \(circuit open\); last error: HTTP 503/);
+    const logged = (await stack.attempts()).filter(({ key }) => key === ending.delivery.deliveryId);
+    expect(logged.map(({ value }) => [value.kind, value.outcome, value.deferReason, value.deadReason])).toEqual([['deferred', 'dead', 'circuit_open', 'expired']]);
   });
 });

@@ -6,7 +6,7 @@
  * which is never before the scheduler decided the record was due.
  */
 import type { Kafka, Producer } from 'kafkajs';
-import { deliveryKey, destinationHealthKey, topicNames, type DeadLetter, type DestinationHealth, type QuarantinedRecord, type Delivery, type RetryRecord, type TopicNames } from '@tributary/schemas';
+import { deliveryKey, destinationHealthKey, topicNames, type DeadLetter, type DeliveryAttempt, type DestinationHealth, type QuarantinedRecord, type Delivery, type RetryRecord, type TopicNames } from '@tributary/schemas';
 import { createProducer, ladderTiers, prepareTopics, topicDefinitions, withAdmin, type AvroCodec, type RetryLadder } from '@tributary/shared';
 import { ladderEnv, readTopicToEnd, stackEnv, testCodec, testDelivery, testKafka, testLogger } from '@tributary/test/harness';
 
@@ -83,6 +83,11 @@ export class TierStack {
   async writeHealth(view: DestinationHealth): Promise<void> {
     const key = destinationHealthKey(view.destinationId, view.instanceId);
     await this.producer?.send({ topic: this.topics.destinationHealth, messages: [{ key, value: this.codec.encode(this.topics.destinationHealth, view) }] });
+  }
+
+  /** Every committed delivery-log record. */
+  async attempts(): Promise<Array<Written<DeliveryAttempt>>> {
+    return this.readAll(this.topics.attempts, (value) => this.codec.decode<DeliveryAttempt>('attempt', value));
   }
 
   /** Every committed record of a tier topic. */
