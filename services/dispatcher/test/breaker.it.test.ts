@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metricValue, startService, uniqueNamespace, type RunningService } from '@tributary/test/harness';
-import { wasDeferred } from '../src/next-step.js';
+import { wasDeferred } from '@tributary/shared';
 import { eventually, TestPipeline, webhooksDestination } from './pipeline.js';
 import { startReceiver, type Behaviour, type Receiver } from './receivers.js';
 
