@@ -10,6 +10,7 @@ import {
   createConsumerLagGauge,
   createHttpServer,
   createInfrastructure,
+  ladderFromSettings,
   ladderTiers,
   listen,
   prepareInfrastructure,
@@ -20,7 +21,7 @@ import {
 import { ConfigFreshness } from './config-freshness.js';
 import { Dispatcher, laneSources } from './dispatcher.js';
 import { createDispatcherMetrics } from './metrics.js';
-import { breakerFromSettings, dispatcherEnv, ladderFromSettings } from './settings.js';
+import { breakerFromSettings, dispatcherEnv } from './settings.js';
 import { WebhookClient } from './webhook-client.js';
 
 /** Time kept back from SHUTDOWN_TIMEOUT for committing and disconnecting after the drain. */

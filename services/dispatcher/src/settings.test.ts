@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { EnvError, loadEnv } from '@tributary/shared';
 import { DEFAULT_BREAKER } from './breaker.js';
-import { breakerFromSettings, dispatcherEnv, ladderFromSettings } from './settings.js';
+import { ladderFromSettings } from '@tributary/shared';
+import { breakerFromSettings, dispatcherEnv } from './settings.js';
 
 describe('dispatcher settings', () => {
   it('default to the spec: a 5 s answer window, a 4 h retry window, the SSRF guard on', () => {

@@ -60,7 +60,6 @@ export const dispatcherEnv = {
   CIRCUIT_PROBES: envTypes.positiveInt(3),
 };
 
-export { ladderFromSettings } from '@tributary/shared';
 
 export function breakerFromSettings(settings: {
   CIRCUIT_FAILURES: number;

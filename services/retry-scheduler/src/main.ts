@@ -10,9 +10,9 @@
  * attempt time. It reads the dispatchers' destination health, to defer again rather than
  * release what a dispatcher would only defer (a circuit open everywhere).
  */
-import { ConsumerLagProbe, createHttpServer, createInfrastructure, DestinationHealthTable, ladderTiers, listen, prepareInfrastructure, runService, topicDefinitions, TransactionalOutput } from '@tributary/shared';
+import { ConsumerLagProbe, createHttpServer, createInfrastructure, DestinationHealthTable, ladderFromSettings, ladderTiers, listen, prepareInfrastructure, runService, topicDefinitions, TransactionalOutput } from '@tributary/shared';
 import { createSchedulerMetrics } from './metrics.js';
-import { ladderFromSettings, schedulerEnv } from './settings.js';
+import { schedulerEnv } from './settings.js';
 import { TierScheduler } from './tier-scheduler.js';
 
 await runService({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LADDER, EnvError, ladderTiers, loadEnv } from '@tributary/shared';
-import { ladderFromSettings, schedulerEnv } from './settings.js';
+import { DEFAULT_LADDER, EnvError, ladderFromSettings, ladderTiers, loadEnv } from '@tributary/shared';
+import { schedulerEnv } from './settings.js';
 
 describe('retry scheduler settings', () => {
   it('default to the shared ladder and the spec 4 h window', () => {

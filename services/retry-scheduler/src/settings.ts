@@ -6,8 +6,6 @@
  */
 import { envTypes, retryLadderEnv } from '@tributary/shared';
 
-export { ladderFromSettings } from '@tributary/shared';
-
 export const schedulerEnv = {
   HTTP_PORT: envTypes.port(9103),
   ...retryLadderEnv,

@@ -377,13 +377,11 @@ export class TierScheduler {
         if (step.kind === 'skip' && reason !== undefined) {
           metrics.unreadable.inc({ tier });
           metrics.quarantined.inc({ topic: this.topic, reason });
-        } else if (step.kind === 'release' && deferred !== undefined) {
-          metrics.deferred.inc({ tier });
-          metrics.dueLag.observe({ tier }, Math.max(0, committedAt - step.record.dueAt) / 1000);
-          if (deferred === 'dead') metrics.deadLetters.inc({ reason: 'expired' });
         } else if (step.kind === 'release') {
-          metrics.released.inc({ tier });
           metrics.dueLag.observe({ tier }, Math.max(0, committedAt - step.record.dueAt) / 1000);
+          if (deferred === undefined) metrics.released.inc({ tier });
+          else metrics.deferred.inc({ tier });
+          if (deferred === 'dead') metrics.deadLetters.inc({ reason: 'expired' });
         } else if (step.kind === 'expire') {
           metrics.deadLetters.inc({ reason: 'expired' });
           const { delivery } = step.record;

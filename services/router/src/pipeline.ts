@@ -42,11 +42,9 @@ import { BatchFailed, committedPositions, GroupCommit, quarantineMessage, sendIn
 import type { DedupStore } from './dedup-store.js';
 import { classifyDecodeError, InvalidMessage } from './message.js';
 import type { RouterMetrics } from './metrics.js';
-import { placeDelivery, type DestinationHealthLookup, type Placement } from './placement.js';
+import { FIRST_LANE, placeDelivery, type DestinationHealthLookup } from './placement.js';
 import type { ConfigLookup, DecodedRecord } from './route-chunk.js';
 import { planTransaction, recordCount, type PartitionChunk } from './transaction-plan.js';
-
-const FIRST_LANE: Placement = { lane: 'first' };
 
 /** An overflow lane that is behind is routed in chunks of ROUTER_MAX_BATCH / this. */
 const BEHIND_CHUNK_DIVISOR = 4;

@@ -21,11 +21,12 @@ export interface DestinationHealthLookup {
   circuitOpenUntil(destinationId: string, now: number): number | undefined;
 }
 
-const FIRST: Placement = { lane: 'first' };
+/** Placed the usual way: the first-attempt topic. */
+export const FIRST_LANE: Placement = { lane: 'first' };
 
 export function placeDelivery(delivery: Delivery, health: DestinationHealthLookup, ladder: RetryLadder, now: number): Placement {
   const reason = health.parkReason(delivery.destinationId, now);
-  if (reason === undefined) return FIRST;
+  if (reason === undefined) return FIRST_LANE;
   if (reason === 'circuit_open') {
     const probesAt = health.circuitOpenUntil(delivery.destinationId, now);
     if (probesAt !== undefined) {
