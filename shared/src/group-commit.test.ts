@@ -145,6 +145,19 @@ describe('GroupCommit', () => {
     expect(transactions.map((_, index) => labels(index))).toEqual([['a', 'b'], ['c'], ['big'], ['d']]);
   });
 
+  it('caps a transaction at maxBytes too, and gives a chunk larger than that its own', async () => {
+    const { commit, transactions, labels } = controlledCommit();
+    const sizes: Record<string, number> = { a: 3_000, b: 2_000, c: 1, huge: 9_000, d: 10 };
+    const group = new GroupCommit<Chunk>({ maxRecords: 100, records: (chunk) => chunk.records, maxBytes: 5_000, bytes: (chunk) => sizes[chunk.label]!, commit });
+    const all = ['a', 'b', 'c', 'huge', 'd'].map((label) => group.submit({ label, records: 1 }));
+    for (let index = 0; index < 4; index++) {
+      await nextTurn();
+      transactions[index]!.commit();
+    }
+    await Promise.all(all);
+    expect(transactions.map((_, index) => labels(index))).toEqual([['a', 'b'], ['c'], ['huge'], ['d']]);
+  });
+
   it('fails every chunk of a failed transaction with its error, and only those', async () => {
     const { commit, transactions } = controlledCommit();
     const group = groupCommit(commit);

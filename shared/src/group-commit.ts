@@ -13,8 +13,8 @@
  * the other partitions' `eachBatch` calls of the same fetch — started together by kafkajs,
  * decoding without I/O — submit theirs. Chunks submitted while a transaction is in flight
  * wait for the next one.
- * A transaction takes queued chunks in arrival order up to `maxRecords` ingest records (a
- * chunk larger than that alone still gets a transaction of its own) — those of the highest
+ * A transaction takes queued chunks in arrival order up to `maxRecords` ingest records and
+ * `maxBytes` bytes (a chunk larger than that alone still gets a transaction of its own) — those of the highest
  * `priority` first, when one is given: the router's main ingest lane goes ahead of its
  * overflow lane, so a chunk of the main lane waits at most for the transaction in flight. Every
  * priority present gets at least one chunk into each transaction, so none is starved. Each chunk's promise
@@ -29,6 +29,13 @@ export interface GroupCommitOptions<C> {
   /** How long the first chunk waits for others before a transaction starts; 0 = one event-loop turn. */
   lingerMs?: number;
   records(chunk: C): number;
+  /**
+   * Bytes per transaction, with `bytes`: what a transaction writes, not only how many records
+   * it reads, bounds how long it stays open — and every read_committed reader of the partitions
+   * it writes waits for it. A chunk larger than that alone still gets a transaction of its own.
+   */
+  maxBytes?: number;
+  bytes?(chunk: C): number;
   /** Higher goes first; equal priorities keep their arrival order. Default: all equal. */
   priority?(chunk: C): number;
   /**
@@ -85,7 +92,7 @@ export class GroupCommit<C> {
   }
 
   private take(): Array<Waiting<C>> {
-    const { maxRecords, records, priority, yields } = this.options;
+    const { maxRecords, records, maxBytes = Infinity, bytes, priority, yields } = this.options;
     // Array.prototype.sort is stable: arrival order holds within a priority.
     const ordered = priority ? [...this.queue].sort((a, b) => priority(b.chunk) - priority(a.chunk)) : this.queue;
     // Each priority present gets at least its first chunk, even past maxRecords: filled up with
@@ -98,13 +105,15 @@ export class GroupCommit<C> {
     const taken: Array<Waiting<C>> = [];
     let top: number | undefined;
     let total = 0;
+    let totalBytes = 0;
     for (const waiting of ordered) {
       const level = priority ? priority(waiting.chunk) : 0;
       if (closed.has(level)) continue;
       const size = records(waiting.chunk);
+      const chunkBytes = bytes ? bytes(waiting.chunk) : 0;
       if (started.has(level)) {
         const yielding = top !== undefined && level < top && (yields?.(waiting.chunk) ?? false);
-        if (yielding || total + size > maxRecords) {
+        if (yielding || total + size > maxRecords || totalBytes + chunkBytes > maxBytes) {
           closed.add(level);
           continue;
         }
@@ -112,6 +121,7 @@ export class GroupCommit<C> {
       started.add(level);
       top ??= level;
       total += size;
+      totalBytes += chunkBytes;
       taken.push(waiting);
     }
     const chosen = new Set(taken);

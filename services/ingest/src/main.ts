@@ -20,7 +20,7 @@ import { adminEnv, mountAdmin } from './admin/index.js';
 import { registerConsole } from './console.js';
 import { createIngestMetrics, transactionObserver } from './ingest-metrics.js';
 import { registerSegmentApi } from './segment-api.js';
-import { SourceLanes } from './source-lanes.js';
+import { enabledDestinations, SourceLanes } from './source-lanes.js';
 import { ingestEnv } from './settings.js';
 
 await runService({
@@ -70,8 +70,9 @@ await runService({
         const topic = lane === 'overflow' ? topics.ingestOverflow : topics.ingest;
         return { topic, value: codec.encode(topic, message) };
       },
-      laneFor: (sourceId, messages, now) => lanes.laneFor(sourceId, messages, now),
-      giveBack: (sourceId, messages) => lanes.giveBack(sourceId, messages),
+      laneFor: (sourceId, units, now) => lanes.laneFor(sourceId, units, now),
+      giveBack: (sourceId, units) => lanes.giveBack(sourceId, units),
+      destinationCount: (sourceId) => enabledDestinations(config.destinationsForSource(sourceId)),
       submit: (records) => batcher.submit(records),
       isReady: () => readiness.isReady(),
       isOverloaded: () => batcher.isFull(),

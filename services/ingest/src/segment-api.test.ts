@@ -40,10 +40,13 @@ let ready: boolean;
 let overloaded: boolean;
 
 let lanes: SourceLanes;
+/** The source's enabled destinations, as the config would give them. */
+let destinations: number;
 
 beforeEach(async () => {
   submitted = [];
   lanes = new SourceLanes(5);
+  destinations = 1;
   ready = true;
   overloaded = false;
   submit = async (records) => void submitted.push(records);
@@ -58,8 +61,9 @@ beforeEach(async () => {
     isOverloaded: () => overloaded,
     logger,
     metrics: createIngestMetrics(metrics.registry),
-    laneFor: (sourceId, messages, now) => lanes.laneFor(sourceId, messages, now),
-    giveBack: (sourceId, messages) => lanes.giveBack(sourceId, messages),
+    laneFor: (sourceId, units, now) => lanes.laneFor(sourceId, units, now),
+    giveBack: (sourceId, units) => lanes.giveBack(sourceId, units),
+    destinationCount: () => destinations,
     now: () => NOW,
     newMessageId: () => 'generated',
   });
@@ -152,6 +156,16 @@ describe('accepted calls', () => {
     expect((await post('/v1/track', track)).statusCode).toBe(200);
     expect(submitted.map((records) => [...new Set(records.map(({ topic }) => topic))])).toEqual([['ingest-main'], ['ingest-overflow'], ['ingest-main']]);
     expect(await metrics.registry.metrics()).toMatch(/tributary_ingest_overflow_messages_total\{service="ingest-test"\} 3/);
+  });
+
+  it('counts a request by its deliveries and bytes: one message to many destinations, or a large one, is past a small share', async () => {
+    const track = { type: 'track', userId: 'u', event: 'e' };
+    destinations = 6;
+    expect((await post('/v1/track', track)).statusCode).toBe(200);
+    destinations = 1;
+    expect((await post('/v1/track', { ...track, properties: { pad: 'x'.repeat(25_000) } })).statusCode).toBe(200);
+    expect((await post('/v1/track', track)).statusCode).toBe(200);
+    expect(submitted.map((records) => records[0]!.topic)).toEqual(['ingest-overflow', 'ingest-overflow', 'ingest-main']);
   });
 
   it('gives the share back when Kafka did not take a main-lane request, so its retry is not sent to the overflow lane', async () => {

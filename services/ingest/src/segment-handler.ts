@@ -25,7 +25,7 @@ import {
 } from '@tributary/shared/segment';
 import type { IngestMetrics } from './ingest-metrics.js';
 import { checkContentType, contentEncoding, decodeBody } from './request-body.js';
-import type { IngestLane } from './source-lanes.js';
+import { shareUnits, type IngestLane } from './source-lanes.js';
 
 export interface SegmentCall {
   kind: CallKind;
@@ -46,10 +46,12 @@ export interface SegmentHandlerDeps {
   sourceByWriteKey(writeKey: string): Source | undefined;
   /** Avro-encodes one record for the lane's ingest topic; throws if the value does not fit the schema. */
   encode(message: IngestMessage, lane: IngestLane): { topic: string; value: Buffer };
-  /** The lane of a request of `messages` messages from the source (source-lanes.ts); default main. */
-  laneFor?(sourceId: string, messages: number, now: number): IngestLane;
+  /** The lane of a request taking `units` of the source's share (source-lanes.ts); default main. */
+  laneFor?(sourceId: string, units: number, now: number): IngestLane;
   /** A main-lane request was not accepted after all: the source's share it took is given back. */
-  giveBack?(sourceId: string, messages: number): void;
+  giveBack?(sourceId: string, units: number): void;
+  /** The source's enabled destinations: each message of it is delivered that many times. Default 1. */
+  destinationCount?(sourceId: string): number;
   /** Resolves once the records are committed to Kafka. */
   submit(records: ProduceRecord[]): Promise<void>;
   /** False until the configuration is loaded and the producer connected, and again while stopping. */
@@ -116,7 +118,8 @@ export function createSegmentHandler(deps: SegmentHandlerDeps): (call: SegmentCa
     if (!prepared.ok) return refuse(prepared.error);
 
     const { messages } = prepared;
-    const lane = deps.laneFor?.(source.id, messages.length, receivedAt) ?? 'main';
+    const units = shareUnits(messages.length, decoded.length, deps.destinationCount?.(source.id) ?? 1);
+    const lane = deps.laneFor?.(source.id, units, receivedAt) ?? 'main';
     const records: ProduceRecord[] = new Array(messages.length);
     const perType = new Map<string, number>();
     for (let index = 0; index < messages.length; index++) {
@@ -142,7 +145,7 @@ export function createSegmentHandler(deps: SegmentHandlerDeps): (call: SegmentCa
       // Per request only at debug: a failed transaction is logged once by the batcher's
       // observer, and 503s are counted in tributary_ingest_requests_total.
       deps.logger.debug({ err: error, sourceId: source.id, messages: records.length }, 'request not acknowledged by Kafka');
-      if (lane === 'main') deps.giveBack?.(source.id, messages.length);
+      if (lane === 'main') deps.giveBack?.(source.id, units);
       if (error instanceof ProduceTimeoutError) {
         return refuse(unavailable(`Kafka did not acknowledge the messages within ${error.timeoutMs} ms; retry the request`));
       }

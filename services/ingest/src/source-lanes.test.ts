@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SourceLanes } from './source-lanes.js';
+import { BYTES_PER_UNIT, enabledDestinations, shareUnits, SourceLanes } from './source-lanes.js';
 
 describe('SourceLanes', () => {
   it('sends a source to the main lane up to its rate, and what is past it to the overflow lane', () => {
@@ -46,5 +46,36 @@ describe('SourceLanes', () => {
   it('with rate 0, sends everything to the main lane', () => {
     const lanes = new SourceLanes(0);
     for (let request = 0; request < 10; request++) expect(lanes.laneFor('s', 10_000, 0)).toBe('main');
+  });
+});
+
+describe('shareUnits', () => {
+  it('counts a typical request by its messages, once per destination', () => {
+    // 100 events of ~1 KB: the bytes are fewer units than the messages.
+    expect(shareUnits(100, 100_000, 1)).toBe(100);
+    expect(shareUnits(100, 100_000, 3)).toBe(300);
+  });
+
+  it('counts a request of large messages by its bytes, 4 KiB a unit, times its destinations', () => {
+    // The report's source: 15 messages of 30 KB to ten destinations.
+    expect(shareUnits(15, 15 * 30_000, 10)).toBe(Math.ceil((15 * 30_000) / BYTES_PER_UNIT) * 10);
+    expect(shareUnits(1, 4_097, 1)).toBe(2);
+  });
+
+  it('gives a source without enabled destinations the share of one', () => {
+    expect(shareUnits(10, 1_000, 0)).toBe(10);
+    expect(enabledDestinations([{ enabled: false }, { enabled: true }, { enabled: true }])).toBe(2);
+  });
+
+  it('sends a source that amplifies to the overflow lane at a message rate far under INGEST_SOURCE_RATE', () => {
+    const lanes = new SourceLanes(500);
+    const bigRequest = shareUnits(15, 15 * 30_000, 10);
+    expect(lanes.laneFor('amplifying', bigRequest, 0)).toBe('overflow');
+    // The same messages to one destination fit, once.
+    expect(lanes.laneFor('single', shareUnits(15, 15 * 30_000, 1), 0)).toBe('main');
+    expect(lanes.laneFor('single', shareUnits(15, 15 * 30_000, 1), 0)).toBe('main');
+    expect(lanes.laneFor('single', shareUnits(15, 15 * 30_000, 1), 0)).toBe('main');
+    expect(lanes.laneFor('single', shareUnits(15, 15 * 30_000, 1), 0)).toBe('main');
+    expect(lanes.laneFor('single', shareUnits(15, 15 * 30_000, 1), 0)).toBe('overflow');
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The router's lanes, on the real broker with the router as a child process: a backlog in the
  * overflow lane (what a source sent past INGEST_SOURCE_RATE) does not hold back the main lane,
- * a messageId repeated across the lanes is still forwarded once, and the deliveries of a
+ * and its deliveries go to the dispatchers' retry lane, not in front of the main lane's first
+ * attempts; a messageId repeated across the lanes is still forwarded once, and the deliveries of a
  * destination whose circuit is open at every dispatcher are deferred onto the ladder, those of a
  * half-open or congested one go through the retry lane.
  */
@@ -15,6 +16,8 @@ const BACKLOG = 30_000;
 
 let stack: Stack;
 let watcher: DeliveryWatcher;
+/** The dispatchers' retry lane: the overflow lane's deliveries, and the parked ones. */
+let retryLane: DeliveryWatcher;
 let router: RunningService | undefined;
 
 async function produce(topic: string, messages: IngestMessage[]): Promise<void> {
@@ -32,7 +35,7 @@ async function produce(topic: string, messages: IngestMessage[]): Promise<void> 
 let scanned = 0;
 let bulk = 0;
 const bulkSeen = (): number => {
-  for (; scanned < watcher.seen.length; scanned++) if (watcher.seen[scanned]!.delivery.sourceId === 'bulk') bulk++;
+  for (; scanned < retryLane.seen.length; scanned++) if (retryLane.seen[scanned]!.delivery.sourceId === 'bulk') bulk++;
   return bulk;
 };
 
@@ -44,21 +47,23 @@ beforeAll(async () => {
   await writeConfig(stack, destination('down', ['tripped']));
   await writeConfig(stack, source('tripped'));
   watcher = new DeliveryWatcher(stack);
-  await watcher.start();
+  retryLane = new DeliveryWatcher(stack, stack.topics.dueRetries);
+  await Promise.all([watcher.start(), retryLane.start()]);
 });
 
 afterAll(async () => {
   await router?.stop();
   await watcher?.stop();
+  await retryLane?.stop();
   await stack?.close();
 });
 
 describe('ingest lanes', () => {
-  it('routes a main-lane record ahead of a backlog in the overflow lane', async () => {
+  it('routes a main-lane record ahead of a backlog in the overflow lane, whose deliveries go to the retry lane', async () => {
     const backlog = Array.from({ length: BACKLOG }, (_, index) => trackMessage(`bulk-${index}`, { sourceId: 'bulk', anonymousId: `anon-${index % 50}` }));
     await produce(stack.topics.ingestOverflow, backlog);
     router = await startService('router', { env: { ...stackEnv(namespace), INSTANCE_ID: 'it-lanes' } });
-    await watcher.waitFor(() => bulkSeen() > 0, 30_000, 'the first overflow deliveries');
+    await retryLane.waitFor(() => bulkSeen() > 0, 30_000, 'the first overflow deliveries');
 
     await produce(stack.topics.ingest, [trackMessage('quiet-1', { sourceId: 'quiet' })]);
     await watcher.waitForKeys(['hooks/quiet-1'], 30_000);
@@ -67,12 +72,15 @@ describe('ingest lanes', () => {
     // transaction in flight (ROUTER_MAX_BATCH records), so most of the backlog is still ahead.
     expect(BACKLOG - routedBefore).toBeGreaterThan(BACKLOG / 2);
 
-    await watcher.waitFor(() => bulkSeen() >= BACKLOG, 120_000, 'the whole overflow backlog');
-    await watcher.settle();
-    expect(new Set(watcher.keys()).size).toBe(BACKLOG + 1);
-    // Each delivery committed once: read the topic once, to its end (the watcher's reader may
-    // have read parts twice after a rejoin, which says nothing about what was written).
-    expect(await readTopicToEnd(stack.kafka, stack.topics.deliveries, { timeoutMs: 60_000 })).toHaveLength(BACKLOG + 1);
+    await retryLane.waitFor(() => bulkSeen() >= BACKLOG, 120_000, 'the whole overflow backlog');
+    await Promise.all([watcher.settle(), retryLane.settle()]);
+    expect(watcher.keys()).toEqual(['hooks/quiet-1']);
+    expect(new Set(retryLane.keys()).size).toBe(BACKLOG);
+    // Each delivery committed once, the main lane's on the first-attempt topic and the overflow
+    // lane's on the retry lane: each topic read once, to its end (a watcher may have read parts
+    // twice after a rejoin, which says nothing about what was written).
+    expect(await readTopicToEnd(stack.kafka, stack.topics.deliveries, { timeoutMs: 60_000 })).toHaveLength(1);
+    expect(await readTopicToEnd(stack.kafka, stack.topics.dueRetries, { timeoutMs: 60_000 })).toHaveLength(BACKLOG);
   }, 180_000);
 
   it('forwards a messageId written to both lanes once', async () => {
@@ -81,9 +89,10 @@ describe('ingest lanes', () => {
     await produce(stack.topics.ingest, [repeated]);
     await produce(stack.topics.ingest, [trackMessage('after-both', { sourceId: 'quiet' })]);
     await produce(stack.topics.ingestOverflow, [trackMessage('after-both-overflow', { sourceId: 'quiet' })]);
-    await watcher.waitForKeys(['hooks/after-both', 'hooks/after-both-overflow'], 30_000);
-    await watcher.settle();
-    expect(watcher.keys().filter((key) => key === 'hooks/both-lanes')).toHaveLength(1);
+    await watcher.waitForKeys(['hooks/after-both'], 30_000);
+    await retryLane.waitForKeys(['hooks/after-both-overflow'], 30_000);
+    await Promise.all([watcher.settle(), retryLane.settle()]);
+    expect([...watcher.keys(), ...retryLane.keys()].filter((key) => key === 'hooks/both-lanes')).toHaveLength(1);
   }, 60_000);
 
   it('defers the deliveries of a destination whose circuit is open at every dispatcher onto the ladder, parks those of a half-open or congested one on the retry lane, and routes them the first way once it recovers', async () => {
@@ -131,8 +140,9 @@ describe('ingest lanes', () => {
       await sendUntil(async () => (await parked(reason)) > 0, `the router to read the ${state} destination`);
     }
     const parkedCount = await parked();
-    const retryLane = await readTopic(stack.kafka, stack.topics.dueRetries, { until: (records) => records.length >= parkedCount, timeoutMs: 20_000 });
-    expect(retryLane.every(({ message }) => message.key?.toString().startsWith('down/tripped-'))).toBe(true);
+    const isDown = ({ message }: { message: { key: Buffer | null } }) => message.key?.toString().startsWith('down/') ?? false;
+    const parkedRecords = (await readTopic(stack.kafka, stack.topics.dueRetries, { until: (records) => records.filter(isDown).length >= parkedCount, timeoutMs: 20_000 })).filter(isDown);
+    expect(parkedRecords.every(({ message }) => message.key?.toString().startsWith('down/tripped-'))).toBe(true);
 
     await health('closed');
     await eventually(async () => {
@@ -146,4 +156,49 @@ describe('ingest lanes', () => {
     const viaFirst = watcher.keys().filter((key) => key.startsWith('down/')).length;
     expect(viaFirst + (await parked()) + (await deferred())).toBe(sent);
   }, 90_000);
+});
+
+describe('a source that amplifies', () => {
+  it('does not hold back the main lane: routing transactions are bounded in the bytes they write, not only in records', async () => {
+    // 600 records of 20 KB to five destinations, all there before the router starts: 60 MB of
+    // deliveries. Bounded in records only, a fetch's worth (1 MB a partition) was one 30 MB
+    // transaction, and a main-lane record waited for each such transaction in flight.
+    const WIDE = 600;
+    const wideStack = await openStack(uniqueNamespace('lanes-wide'));
+    const firstLane = new DeliveryWatcher(wideStack);
+    const wideLane = new DeliveryWatcher(wideStack, wideStack.topics.dueRetries);
+    let wideRouter: RunningService | undefined;
+    try {
+      await writeConfig(wideStack, source('wide'));
+      await writeConfig(wideStack, source('quiet'));
+      await writeConfig(wideStack, destination('hooks', ['quiet']));
+      for (let index = 0; index < 5; index++) await writeConfig(wideStack, destination(`wide-${index}`, ['wide']));
+      await Promise.all([firstLane.start(), wideLane.start()]);
+      const pad = JSON.stringify({ pad: 'x'.repeat(20_000) });
+      const topic = wideStack.topics.ingestOverflow;
+      // Small sends: a record batch per partition must stay under the broker's 1 MB.
+      for (let start = 0; start < WIDE; start += 30) {
+        const messages = Array.from({ length: 30 }, (_, index) => trackMessage(`wide-${start + index}`, { sourceId: 'wide', properties: pad }));
+        await wideStack.producer.send({ topic, messages: messages.map((message) => ({ key: message.messageId, value: wideStack.codec.encode(topic, message) })) });
+      }
+      wideRouter = await startService('router', { env: { ...stackEnv(wideStack.topics.namespace), INSTANCE_ID: 'it-lanes-wide', ...(process.env.TEST_ROUTER_MAX_BATCH_BYTES ? { ROUTER_MAX_BATCH_BYTES: process.env.TEST_ROUTER_MAX_BATCH_BYTES } : {}) } });
+      await wideLane.waitFor(() => wideLane.seen.length > 0, 60_000, 'the first wide deliveries');
+      const quiet = trackMessage('quiet-wide', { sourceId: 'quiet' });
+      await wideStack.producer.send({ topic: wideStack.topics.ingest, messages: [{ key: quiet.messageId, value: wideStack.codec.encode(wideStack.topics.ingest, quiet) }] });
+      await firstLane.waitForKeys(['hooks/quiet-wide'], 60_000);
+      const routedBefore = wideLane.seen.length;
+      expect(WIDE * 5 - routedBefore).toBeGreaterThan((WIDE * 5) / 2);
+      await wideLane.waitFor(() => new Set(wideLane.keys()).size >= WIDE * 5, 120_000, 'every wide delivery');
+      // What each transaction wrote: under ROUTER_MAX_BATCH_BYTES (4 MiB) plus the record that
+      // crossed it, so none in the buckets past 8 MiB.
+      const transactions = await metricValue(wideRouter.url, 'tributary_router_transaction_bytes_count');
+      const underEight = await metricValue(wideRouter.url, 'tributary_router_transaction_bytes_bucket', { le: '8388608' });
+      expect(transactions).toBeGreaterThan(0);
+      expect(transactions - underEight).toBe(0);
+    } finally {
+      await wideRouter?.stop();
+      await Promise.all([firstLane.stop(), wideLane.stop()]);
+      await wideStack.close();
+    }
+  }, 240_000);
 });

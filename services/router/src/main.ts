@@ -107,6 +107,7 @@ await runService({
       ladder,
       dedupRecordKey: transactionalId,
       maxBatch: env.ROUTER_MAX_BATCH,
+      maxBatchBytes: env.ROUTER_MAX_BATCH_BYTES,
       sessionTimeoutMs: env.ROUTER_SESSION_TIMEOUT,
     });
     // Registered last so it runs first at shutdown: the in-flight transaction finishes

@@ -18,6 +18,7 @@ export interface RouterMetrics {
   batchDuration: Histogram;
   transactionDuration: Histogram;
   transactionSize: Histogram;
+  transactionBytes: Histogram;
   transactionPartitions: Histogram;
   transactionFailures: Counter;
   dedupCapacityEvictions: Counter;
@@ -57,7 +58,7 @@ export function createRouterMetrics(registry: Registry, dedupEntries: () => numb
     }),
     parked: new Counter({
       name: 'tributary_router_parked_total',
-      help: 'Delivery records written to the retry lane instead of the first-attempt topic, by reason: circuit_open (open or half-open at every dispatcher) or congested (that, or attempts stalled, or every request slot taken with deliveries waiting).',
+      help: 'Delivery records written to the retry lane instead of the first-attempt topic, by reason: circuit_open (open or half-open at every dispatcher), congested (that, or attempts stalled, or every request slot taken with deliveries waiting), or overflow (read from the overflow lane: its source is past its INGEST_SOURCE_RATE share).',
       labelNames: ['destination', 'reason'],
       registers,
     }),
@@ -91,6 +92,12 @@ export function createRouterMetrics(registry: Registry, dedupEntries: () => numb
       name: 'tributary_router_transaction_size',
       help: 'Ingest records routed per committed Kafka transaction.',
       buckets: [1, 10, 50, 100, 200, 500, 1000, 2000, 5000, 10000],
+      registers,
+    }),
+    transactionBytes: new Histogram({
+      name: 'tributary_router_transaction_bytes',
+      help: 'Bytes of record values one committed routing transaction wrote (deliveries, deferrals, dedup entries, quarantined records); bounded near ROUTER_MAX_BATCH_BYTES.',
+      buckets: [16_384, 65_536, 262_144, 1_048_576, 2_097_152, 4_194_304, 8_388_608, 16_777_216, 67_108_864],
       registers,
     }),
     transactionPartitions: new Histogram({

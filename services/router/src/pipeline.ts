@@ -26,6 +26,8 @@
  * in flight, however far behind the overflow lane is. Sharing the commit also keeps dedup
  * exact across lanes: every transaction's claims are taken against everything committed
  * before it, whichever lane it came from. One transaction may carry offsets of both groups.
+ * The overflow lane's deliveries are written to the dispatchers' retry lane, not the
+ * first-attempt topic (placement.ts), so that its backlog does not form there either.
  *
  * Rebalances: kafkajs rejoins the group (and so gives up revoked partitions) only after
  * every `eachBatch` of the current fetch has returned — its fetcher waits for all of a
@@ -38,12 +40,12 @@
  */
 import type { EachBatchPayload, Kafka, KafkaMessage, Message } from 'kafkajs';
 import type { IngestMessage, TopicNames } from '@tributary/schemas';
-import { BatchFailed, committedPositions, GroupCommit, quarantineMessage, sendInChunks, SupervisedConsumer, TransactionOutcomeUnknown, withAdmin, type AvroCodec, type Logger, type ParkReason, type Readiness, type RetryLadder, type TopicMessages, type TransactionalOutput } from '@tributary/shared';
+import { BatchFailed, committedPositions, GroupCommit, quarantineMessage, sendInChunks, SupervisedConsumer, TransactionOutcomeUnknown, withAdmin, type AvroCodec, type Logger, type Readiness, type RetryLadder, type TopicMessages, type TransactionalOutput } from '@tributary/shared';
 import type { DedupStore } from './dedup-store.js';
 import { classifyDecodeError, InvalidMessage } from './message.js';
 import type { RouterMetrics } from './metrics.js';
-import { FIRST_LANE, placeDelivery, type DestinationHealthLookup } from './placement.js';
-import type { ConfigLookup, DecodedRecord } from './route-chunk.js';
+import { placeDelivery, type DestinationHealthLookup, type RetryLaneReason } from './placement.js';
+import { routingWeight, type ConfigLookup, type DecodedRecord } from './route-chunk.js';
 import { planTransaction, recordCount, type PartitionChunk } from './transaction-plan.js';
 
 /** An overflow lane that is behind is routed in chunks of ROUTER_MAX_BATCH / this. */
@@ -80,6 +82,8 @@ export interface PipelineOptions {
   /** Key of this instance's dedup records (its transactional id): any key would do, the topic is read whole. */
   dedupRecordKey: string;
   maxBatch: number;
+  /** Estimated bytes a transaction writes (`routingWeight`); a record larger alone still goes. */
+  maxBatchBytes: number;
   sessionTimeoutMs: number;
 }
 
@@ -104,6 +108,8 @@ export class RouterPipeline {
     this.groupCommit = new GroupCommit<PartitionChunk>({
       maxRecords: options.maxBatch,
       records: (chunk) => chunk.records.length,
+      maxBytes: options.maxBatchBytes,
+      bytes: (chunk) => chunk.bytes,
       priority: (chunk) => (chunk.topic === mainTopic ? 1 : 0),
       yields: (chunk) => chunk.behind === true,
       commit: (chunks) => this.routeAndCommit(chunks),
@@ -180,22 +186,31 @@ export class RouterPipeline {
     // cores, transactions of the main lane plus a full overflow chunk took 0.85 s, and the
     // main lane's records waited that long.
     const behind = topic !== this.mainTopic && Number(batch.offsetLag()) > this.options.maxBatch;
-    const maxBatch = behind ? Math.max(1, Math.floor(this.options.maxBatch / BEHIND_CHUNK_DIVISOR)) : this.options.maxBatch;
-    for (let start = 0; start < messages.length; start += maxBatch) {
+    const divisor = behind ? BEHIND_CHUNK_DIVISOR : 1;
+    const maxBatch = Math.max(1, Math.floor(this.options.maxBatch / divisor));
+    const maxBytes = Math.max(1, Math.floor(this.options.maxBatchBytes / divisor));
+    for (let start = 0; start < messages.length; ) {
       if (!isRunning() || isStale() || this.heartbeatFailed.has(topic)) return;
       const finishBatch = metrics.batchDuration.startTimer();
-      const slice = messages.slice(start, start + maxBatch);
-      const last = slice[slice.length - 1]!;
-      // The batch's last offset may be a transaction marker after the last message;
-      // committing past it spares the next owner an empty fetch.
-      const lastOffset = start + maxBatch >= messages.length ? batch.lastOffset() : last.offset;
+      // A chunk ends at maxBatch records or once it reaches maxBytes of estimated output.
+      let end = start;
       await this.retriable(topic, partition, async () => {
         const records: DecodedRecord[] = [];
-        for (const message of slice) records.push(await this.decode(message));
-        await this.groupCommit.submit({ topic, partition, records, nextOffset: (BigInt(lastOffset) + 1n).toString(), behind });
+        let bytes = 0;
+        while (end < messages.length && records.length < maxBatch && bytes < maxBytes) {
+          const record = await this.decode(messages[end]!);
+          records.push(record);
+          bytes += routingWeight(record, this.options.config);
+          end++;
+        }
+        // The batch's last offset may be a transaction marker after the last message;
+        // committing past it spares the next owner an empty fetch.
+        const lastOffset = end >= messages.length ? batch.lastOffset() : messages[end - 1]!.offset;
+        await this.groupCommit.submit({ topic, partition, records, bytes, nextOffset: (BigInt(lastOffset) + 1n).toString(), behind });
       });
       finishBatch();
-      resolveOffset(last.offset);
+      resolveOffset(messages[end - 1]!.offset);
+      start = end;
       try {
         await heartbeat();
       } catch (error) {
@@ -239,28 +254,33 @@ export class RouterPipeline {
     // slower than its traffic, would hold them up as long (congested). It goes through the retry lane
     // instead, read apart; the dispatcher still decides (defer, or attempt if it closed). One whose
     // circuit stays open everywhere for a while yet is deferred here, onto the ladder (placement.ts).
-    const parked = new Map<string, { destination: string; reason: ParkReason; count: number }>();
+    // What was read from the overflow lane goes through the retry lane too: a source's burst waits
+    // behind itself at the dispatchers as it does here, not in front of everyone's first attempts.
+    const parked = new Map<string, { destination: string; reason: RetryLaneReason; count: number }>();
     const deferred = new Map<string, number>();
     const first: Message[] = [];
     const retryLane: Message[] = [];
     const tiers = new Map<string, Message[]>();
     const { health, ladder } = this.options;
-    for (const delivery of plan.deliveries) {
-      const placement = health ? placeDelivery(delivery, health, ladder, now) : FIRST_LANE;
-      if (placement.lane === 'first') {
-        first.push({ key: delivery.deliveryId, value: codec.encode(topics.deliveries, delivery) });
-      } else if (placement.lane === 'tier') {
-        const topic = topics.retry(placement.record.tier);
-        let messages = tiers.get(topic);
-        if (!messages) tiers.set(topic, (messages = []));
-        messages.push({ key: delivery.deliveryId, value: codec.encode(topic, placement.record) });
-        deferred.set(delivery.destinationId, (deferred.get(delivery.destinationId) ?? 0) + 1);
-      } else {
-        retryLane.push({ key: delivery.deliveryId, value: codec.encode(topics.dueRetries, delivery) });
-        const key = `${placement.reason}/${delivery.destinationId}`;
-        const counted = parked.get(key);
-        if (counted) counted.count++;
-        else parked.set(key, { destination: delivery.destinationId, reason: placement.reason, count: 1 });
+    for (const [index, outcome] of plan.outcomes.entries()) {
+      const fromOverflow = chunks[index]!.topic !== this.mainTopic;
+      for (const delivery of outcome.deliveries) {
+        const placement = placeDelivery(delivery, health, ladder, now, fromOverflow);
+        if (placement.lane === 'first') {
+          first.push({ key: delivery.deliveryId, value: codec.encode(topics.deliveries, delivery) });
+        } else if (placement.lane === 'tier') {
+          const topic = topics.retry(placement.record.tier);
+          let messages = tiers.get(topic);
+          if (!messages) tiers.set(topic, (messages = []));
+          messages.push({ key: delivery.deliveryId, value: codec.encode(topic, placement.record) });
+          deferred.set(delivery.destinationId, (deferred.get(delivery.destinationId) ?? 0) + 1);
+        } else {
+          retryLane.push({ key: delivery.deliveryId, value: codec.encode(topics.dueRetries, delivery) });
+          const key = `${placement.reason}/${delivery.destinationId}`;
+          const counted = parked.get(key);
+          if (counted) counted.count++;
+          else parked.set(key, { destination: delivery.destinationId, reason: placement.reason, count: 1 });
+        }
       }
     }
     if (first.length > 0) topicMessages.push({ topic: topics.deliveries, messages: first });
@@ -293,6 +313,7 @@ export class RouterPipeline {
     }
     finishTransaction();
     metrics.transactionSize.observe(records);
+    metrics.transactionBytes.observe(valueBytes(topicMessages));
     metrics.transactionPartitions.observe(plan.offsets.reduce((sum, { partitions }) => sum + partitions.length, 0));
     claims.commit();
     for (const { destination, reason, count } of parked.values()) metrics.parked.inc({ destination, reason }, count);
@@ -343,4 +364,10 @@ export class RouterPipeline {
       if (waiting.size === 0) this.rewindNeeded.delete(topic);
     }
   }
+}
+
+function valueBytes(topicMessages: readonly TopicMessages[]): number {
+  let bytes = 0;
+  for (const { messages } of topicMessages) for (const { value } of messages) bytes += value?.length ?? 0;
+  return bytes;
 }

@@ -4,7 +4,7 @@ import type { Destination, IngestMessage, Source } from '@tributary/schemas';
 import { FIXTURES } from './__fixtures__/messages.js';
 import { DedupState } from './dedup.js';
 import { InvalidMessage } from './message.js';
-import { routeChunk, type ConfigLookup, type DecodedRecord } from './route-chunk.js';
+import { routeChunk, routingWeight, type ConfigLookup, type DecodedRecord } from './route-chunk.js';
 
 const NOW = Date.parse('2026-11-21T10:00:05.000Z');
 
@@ -147,5 +147,18 @@ describe('routeChunk', () => {
       ['crm/msg-delete-1', 'delete', readFileSync(new URL('./__golden__/delete.json', import.meta.url), 'utf8')],
       ['bi/msg-delete-1', 'delete', readFileSync(new URL('./__golden__/delete.json', import.meta.url), 'utf8')],
     ]);
+  });
+});
+
+describe('routingWeight', () => {
+  const sized = (message: IngestMessage, bytes: number): DecodedRecord => ({ offset: '0', raw: { ...raw, value: Buffer.alloc(bytes) }, message });
+
+  it('estimates what routing a record writes: its bytes once per destination of its source', () => {
+    expect(routingWeight(sized(FIXTURES.track, 30_000), config)).toBe(60_000);
+    expect(routingWeight(sized({ ...FIXTURES.track, sourceId: 'nobody' }, 30_000), config)).toBe(30_000);
+  });
+
+  it('counts an invalid record by its own bytes (it goes to the quarantine once)', () => {
+    expect(routingWeight({ offset: '0', raw: { ...raw, value: Buffer.alloc(500) }, invalid: new InvalidMessage('not_framed', 'x') }, config)).toBe(500);
   });
 });

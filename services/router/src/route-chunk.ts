@@ -43,6 +43,19 @@ export interface ChunkOutcome {
   invalid: Array<{ offset: string; raw: RawRecord; error: InvalidMessage }>;
 }
 
+/**
+ * What routing a record writes, estimated before it is routed: its bytes once per destination
+ * of its source (each delivery carries the rendered body, about the record's size). Routing
+ * transactions are bounded by it (ROUTER_MAX_BATCH_BYTES) as well as by records: 250 records of
+ * 30 KB to a source with ten destinations made a 75 MB transaction, and the main lane's records
+ * (and every read_committed reader of the partitions it wrote) waited seconds for it.
+ */
+export function routingWeight(record: DecodedRecord, config: ConfigLookup): number {
+  const bytes = record.raw.value?.length ?? 0;
+  if ('invalid' in record) return bytes;
+  return bytes * Math.max(1, config.destinationsForSource(record.message.sourceId).length);
+}
+
 const increment = <K>(counts: Map<K, number>, key: K): void => void counts.set(key, (counts.get(key) ?? 0) + 1);
 
 export function routeChunk(records: readonly DecodedRecord[], config: ConfigLookup, claims: DedupClaims): ChunkOutcome {

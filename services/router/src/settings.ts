@@ -15,6 +15,12 @@ export const routerEnv = {
   /** Ingest records routed per Kafka transaction. */
   ROUTER_MAX_BATCH: envTypes.positiveInt(1000),
   /**
+   * Bytes a routing transaction writes, estimated as each record's size times its source's
+   * destinations: a transaction stays open while it is written, and the main lane and every
+   * dispatcher reading the partitions it writes wait for it. 4 MiB.
+   */
+  ROUTER_MAX_BATCH_BYTES: envTypes.positiveInt(4 * 1024 * 1024),
+  /**
    * Consumer-group session timeout: how long a crashed router keeps its partitions before
    * the group hands them to another member (or to its own restarted process).
    */

@@ -16,6 +16,8 @@ export interface PartitionChunk {
   topic: string;
   partition: number;
   records: readonly DecodedRecord[];
+  /** What routing the records writes, estimated (`routingWeight`): bounds a transaction's bytes. */
+  bytes: number;
   /** The offset to commit for the partition once the chunk is routed. */
   nextOffset: string;
   /** An overflow-lane chunk read while that lane is behind: it yields to the main lane (GroupCommit). */

@@ -90,16 +90,19 @@ export interface SeenDelivery {
   delivery: Delivery;
 }
 
-/** Reads every committed record of the deliveries topic (duplicates included, nothing collapsed). */
+/**
+ * Reads every committed record of the deliveries topic (duplicates included, nothing
+ * collapsed) — or of another topic of delivery records: the retry lane.
+ */
 export class DeliveryWatcher {
   readonly seen: SeenDelivery[] = [];
   private readonly reader: CompactedTopicReader<Delivery>;
   private readonly listeners = new Set<() => void>();
 
-  constructor(stack: Stack) {
+  constructor(stack: Stack, topic = stack.topics.deliveries) {
     this.reader = new CompactedTopicReader<Delivery>({
       kafka: stack.kafka,
-      topic: stack.topics.deliveries,
+      topic,
       logger: testLogger(),
       decode: (value) => stack.codec.decode<Delivery>('delivery', value),
       groupPrefix: `${stack.topics.namespace}-test`,
