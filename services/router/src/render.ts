@@ -24,11 +24,10 @@
  */
 import type { IngestMessage } from '@tributary/schemas';
 import type { JsonObject } from '@tributary/shared/segment';
+import { isoTime as iso } from './iso-time.js';
 import type { FreeForm } from './message.js';
 
 export const BODY_VERSION = 1;
-
-const iso = (ms: number): string => new Date(ms).toISOString();
 
 export function webhookBody(message: IngestMessage, parts: FreeForm): JsonObject {
   if (message.type === 'delete') {
