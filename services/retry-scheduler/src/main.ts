@@ -8,9 +8,12 @@
  * does not hold back the read_committed consumers. The scheduler needs no destination
  * config: the window is the only rule it applies, and the dispatcher reads the config at
  * attempt time. It reads the dispatchers' destination health, to defer again rather than
- * release what a dispatcher would only defer (a circuit open everywhere).
+ * release what a dispatcher would only defer (a circuit open everywhere). It serves the tier
+ * topics of its namespace that its ladder does not have, too: a tier taken out of RETRY_LADDER
+ * still holds records that must be released or expired.
  */
-import { ConsumerLagProbe, createHttpServer, createInfrastructure, DestinationHealthTable, ladderFromSettings, ladderTiers, listen, prepareInfrastructure, runService, topicDefinitions, TransactionalOutput } from '@tributary/shared';
+import { ConsumerLagProbe, createHttpServer, createInfrastructure, DestinationHealthTable, ladderFromSettings, ladderTiers, listen, prepareInfrastructure, runService, topicDefinitions, TransactionalOutput, withAdmin } from '@tributary/shared';
+import { strayTiers } from './release-plan.js';
 import { createSchedulerMetrics } from './metrics.js';
 import { schedulerEnv } from './settings.js';
 import { TierScheduler } from './tier-scheduler.js';
@@ -23,14 +26,21 @@ await runService({
     readiness.set('producers', false);
     const namespace = env.TOPIC_NAMESPACE;
     const ladder = ladderFromSettings(env);
-    const tiers = ladderTiers(ladder).map((tier) => tier.label);
+    const ladderLabels = ladderTiers(ladder).map((tier) => tier.label);
     // Served first: while Kafka is away at start-up the scheduler waits, unready but alive.
     const app = createHttpServer({ logger, metrics, readiness });
     await listen(app, env.HTTP_PORT, env.HTTP_HOST);
     onShutdown('http', () => app.close());
     const infrastructure = createInfrastructure(context);
     const { kafka, codec, topics } = infrastructure;
-    await prepareInfrastructure(context, infrastructure, (names) => topicDefinitions(names, { retryTiers: tiers }));
+    await prepareInfrastructure(context, infrastructure, (names) => topicDefinitions(names, { retryTiers: ladderLabels }));
+    // Tier topics this ladder does not have (an earlier RETRY_LADDER's, or another service's)
+    // are served too, or what waits on them would never be released (release-plan.ts).
+    const stray = strayTiers(await withAdmin(kafka, (admin) => admin.listTopics()), topics.retryTier, ladderLabels);
+    if (stray.length > 0) {
+      logger.warn({ stray, ladder: ladderLabels }, 'serving retry tier topics that RETRY_LADDER does not have: their records are released or expired as any tier’s; give every service the same RETRY_LADDER');
+    }
+    const tiers = [...ladderLabels, ...stray];
 
     const groupOf = (tier: string) => `${namespace}-retry-scheduler-${tier}`;
     const pending = new ConsumerLagProbe({ kafka, logger, groups: tiers.map((tier) => ({ tier, topic: topics.retry(tier), groupId: groupOf(tier) })) });

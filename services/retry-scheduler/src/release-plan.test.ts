@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Delivery, RetryRecord } from '@tributary/schemas';
+import { topicNames, type Delivery, type RetryRecord } from '@tributary/schemas';
 import type { RetryLadder } from '@tributary/shared';
-import { MAX_TIMER_MS, oldestHeadAgeSeconds, planPartition, releaseTarget, resumeDelay, tierFetchWaitMs, transactionChunks, verdict, type BatchEntry } from './release-plan.js';
+import { MAX_TIMER_MS, oldestHeadAgeSeconds, planPartition, releaseTarget, resumeDelay, strayTiers, tierFetchWaitMs, transactionChunks, verdict, type BatchEntry } from './release-plan.js';
 
 const ladder: RetryLadder = { delaysMs: [1_000, 5_000], windowMs: 60_000 };
 const FIRST = 1_000_000;
@@ -137,5 +137,19 @@ describe('releaseTarget', () => {
   it('expires a due record of a circuit open everywhere when no further wait fits in the window', () => {
     const now = FIRST + 58_000;
     expect(releaseTarget(retry(now), now + 30_000, ladder, now)).toMatchObject({ kind: 'defer', deferral: { kind: 'dead', letter: { reason: 'expired' } } });
+  });
+});
+
+describe('strayTiers', () => {
+  const { retryTier } = topicNames('acme');
+
+  it('finds the namespace’s tier topics the ladder does not have, shortest first', () => {
+    const names = ['acme.retry.10s.v1', 'acme.retry.2h.v1', 'acme.retry.1m.v1', 'acme.retry.30s.v1', 'acme.deliveries.v1', 'other.retry.5m.v1'];
+    expect(strayTiers(names, retryTier, ['10s', '1m'])).toEqual(['30s', '2h']);
+  });
+
+  it('leaves alone what only looks like a tier topic', () => {
+    const names = ['acme.retry..v1', 'acme.retry.soon.v1', 'acme.retry.60s.v1', 'acme.retry.0ms.v1', 'acme.retry.1m.v2'];
+    expect(strayTiers(names, retryTier, [])).toEqual([]);
   });
 });

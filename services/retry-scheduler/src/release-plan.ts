@@ -14,7 +14,7 @@
  * - Due, but its destination's circuit open at every dispatcher for a while yet → deferred
  *   again, up the ladder (`releaseTarget`).
  */
-import { deferral, isPastWindow, type Deferral, type RetryLadder } from '@tributary/shared';
+import { deferral, formatDuration, isPastWindow, parseDuration, type Deferral, type RetryLadder } from '@tributary/shared';
 import type { RetryRecord } from '@tributary/schemas';
 
 /** setTimeout's limit; a later due time is re-checked when the timer fires. */
@@ -132,4 +132,28 @@ const TO_LANE: ReleaseTarget = { kind: 'lane' };
 export function releaseTarget(record: RetryRecord, openUntil: number | undefined, ladder: RetryLadder, now: number): ReleaseTarget {
   if (openUntil === undefined) return TO_LANE;
   return { kind: 'defer', deferral: deferral(record.delivery, 'circuit_open', ladder, now, openUntil) };
+}
+
+/**
+ * Tier topics of the namespace whose tier the ladder does not have: left by an earlier
+ * RETRY_LADDER (a tier taken out of it), or written by a service given another one. Their records
+ * still wait to be released or expired, and no consumer of this ladder reads them: served like
+ * any tier, or they would wait there for ever. `retryTier` is `topics.retryTier`; only canonical
+ * labels (`formatDuration`) count, so a topic that only looks like a tier is left alone.
+ */
+export function strayTiers(topicNames: Iterable<string>, retryTier: (topic: string) => string | undefined, ladderTiers: readonly string[]): string[] {
+  const known = new Set(ladderTiers);
+  const stray: string[] = [];
+  for (const name of topicNames) {
+    const label = retryTier(name);
+    if (label === undefined || known.has(label)) continue;
+    let delayMs: number;
+    try {
+      delayMs = parseDuration(label);
+    } catch {
+      continue;
+    }
+    if (delayMs > 0 && formatDuration(delayMs) === label) stray.push(label);
+  }
+  return stray.sort((a, b) => parseDuration(a) - parseDuration(b));
 }
