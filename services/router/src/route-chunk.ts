@@ -46,9 +46,10 @@ export interface ChunkOutcome {
 /**
  * What routing a record writes, estimated before it is routed: its bytes once per destination
  * of its source (each delivery carries the rendered body, about the record's size). Routing
- * transactions are bounded by it (ROUTER_MAX_BATCH_BYTES) as well as by records: 250 records of
- * 30 KB to a source with ten destinations made a 75 MB transaction, and the main lane's records
- * (and every read_committed reader of the partitions it wrote) waited seconds for it.
+ * transactions are bounded by it (ROUTER_MAX_BATCH_BYTES) as well as by records: a fetch's worth
+ * of 30 KB records (1 MB a partition) to a source with ten destinations made transactions of up
+ * to 60 MB, and the main lane's records (and every read_committed reader of the partitions they
+ * wrote) waited seconds for them.
  */
 export function routingWeight(record: DecodedRecord, config: ConfigLookup): number {
   const bytes = record.raw.value?.length ?? 0;
