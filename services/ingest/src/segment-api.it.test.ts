@@ -266,14 +266,25 @@ describe('accepted calls reach the ingest topic', () => {
 
 describe('ingest lanes', () => {
   it('writes a request past the source’s INGEST_SOURCE_RATE (500 a second) whole to the overflow lane, and the next small one to the main topic', async () => {
-    const batch = Array.from({ length: 600 }, (_, index) => ({ type: 'track', messageId: uniqueName(`bulk-${index}`), userId: `bulk-${index % 7}`, event: 'Bulk' }));
+    const bulk = (name: string) => Array.from({ length: 600 }, (_, index) => ({ type: 'track', messageId: uniqueName(`${name}-${index}`), userId: `bulk-${index % 7}`, event: 'Bulk' }));
+    // The first, from a full share, goes the main way and leaves the source 100 in debt; the
+    // second, right after it, is past the share.
+    const first = bulk('first');
+    const batch = bulk('bulk');
+    // What the tests before took of the share is back by then.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect((await post('/v1/batch', { batch: first })).status).toBe(200);
     expect((await post('/v1/batch', { batch })).status).toBe(200);
+    // The debt is paid back at 500 a second: a small request 0.5 s later is covered again.
+    await new Promise((resolve) => setTimeout(resolve, 500));
     const after = uniqueName('after-bulk');
     expect((await post('/v1/track', { messageId: after, userId: 'u-after', event: 'After' })).status).toBe(200);
 
     const overflow = await readMessages(batch.map(({ messageId }) => messageId), { topic: topics.ingestOverflow });
     expect(overflow.size).toBe(600);
     expect(overflow.get(batch[0]!.messageId)).toMatchObject({ key: 'bulk-0', value: { sourceId: 'web', event: 'Bulk' } });
+    const main = await readMessages(first.map(({ messageId }) => messageId));
+    expect(first.filter(({ messageId }) => !main.has(messageId))).toEqual([]);
     expect((await readMessages([after])).get(after)?.value.event).toBe('After');
     const metrics = await (await fetch(`${ingest.url}/metrics`)).text();
     expect(metrics).toMatch(/tributary_ingest_overflow_messages_total\{service="ingest"\} 600/);

@@ -22,8 +22,19 @@ describe('SourceLanes', () => {
 
   it('takes nothing from the bucket for a request it sends to the overflow lane', () => {
     const lanes = new SourceLanes(100);
+    expect(lanes.laneFor('s', 10, 0)).toBe('main');
     expect(lanes.laneFor('s', 250, 0)).toBe('overflow');
-    expect(lanes.laneFor('s', 100, 0)).toBe('main');
+    expect(lanes.laneFor('s', 90, 0)).toBe('main');
+  });
+
+  it('covers a request larger than a second of the rate when the bucket is full, and the debt is paid back before the next', () => {
+    const lanes = new SourceLanes(100);
+    expect(lanes.laneFor('s', 250, 0)).toBe('main');
+    expect(lanes.laneFor('s', 1, 1_000)).toBe('overflow');
+    expect(lanes.laneFor('s', 1, 1_600)).toBe('main');
+    // Sent every few seconds, such a request always goes the main way.
+    expect(lanes.laneFor('quiet', 250, 0)).toBe('main');
+    expect(lanes.laneFor('quiet', 250, 5_000)).toBe('main');
   });
 
   it('takes back what a request it sent to the main lane gave back, up to one second of the rate', () => {
@@ -32,7 +43,8 @@ describe('SourceLanes', () => {
     lanes.giveBack('s', 80);
     expect(lanes.laneFor('s', 100, 0)).toBe('main');
     lanes.giveBack('s', 500);
-    expect(lanes.laneFor('s', 101, 0)).toBe('overflow');
+    expect(lanes.laneFor('s', 100, 0)).toBe('main');
+    expect(lanes.laneFor('s', 1, 0)).toBe('overflow');
     lanes.giveBack('unknown', 10);
   });
 
@@ -70,7 +82,10 @@ describe('shareUnits', () => {
   it('sends a source that amplifies to the overflow lane at a message rate far under INGEST_SOURCE_RATE', () => {
     const lanes = new SourceLanes(500);
     const bigRequest = shareUnits(15, 15 * 30_000, 10);
-    expect(lanes.laneFor('amplifying', bigRequest, 0)).toBe('overflow');
+    // Its first request, from a full bucket; then one every 2.2 s (its share), the rest overflow.
+    expect(lanes.laneFor('amplifying', bigRequest, 0)).toBe('main');
+    for (let at = 100; at < 2_200; at += 100) expect(lanes.laneFor('amplifying', bigRequest, at)).toBe('overflow');
+    expect(lanes.laneFor('amplifying', bigRequest, 2_200)).toBe('main');
     // The same messages to one destination fit, once.
     expect(lanes.laneFor('single', shareUnits(15, 15 * 30_000, 1), 0)).toBe('main');
     expect(lanes.laneFor('single', shareUnits(15, 15 * 30_000, 1), 0)).toBe('main');

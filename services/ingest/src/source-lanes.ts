@@ -2,7 +2,8 @@
  * Which ingest topic a request's messages are written to. Every source has a share of the
  * main ingest topic, INGEST_SOURCE_RATE units a second (a token bucket holding at most one
  * second of it); a request its bucket covers goes to the main topic, one it does not goes
- * whole to the overflow lane (`<ns>.ingest.overflow.v1`). The router reads both, the main
+ * whole to the overflow lane (`<ns>.ingest.overflow.v1`). A full bucket covers a request of
+ * any size, and a larger one leaves the source in debt for as long as its size takes. The router reads both, the main
  * lane first, and sends the overflow lane's deliveries through the dispatchers' retry lane,
  * so a source that sends far more than the others — a backfill, a burst, a loop in someone's
  * code — queues behind itself when the pipeline falls behind, not in front of every other
@@ -63,8 +64,12 @@ export class SourceLanes {
       bucket.refilledAt = now;
     }
     // A request goes whole to one lane (it is one transaction's worth, and a client's batch
-    // keeps its order); one the bucket cannot cover takes nothing from it.
-    if (units > bucket.tokens) return 'overflow';
+    // keeps its order); one the bucket cannot cover takes nothing from it. A full bucket covers
+    // any request — one larger than a second's share puts it in debt, paid back before the
+    // source's next main-lane request — or a request of more units than a second's share (250
+    // messages of the Go library to three destinations) could never be covered, however
+    // rarely the source sent one.
+    if (units > bucket.tokens && bucket.tokens < rate) return 'overflow';
     bucket.tokens -= units;
     return 'main';
   }
