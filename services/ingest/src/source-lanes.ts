@@ -3,12 +3,12 @@
  * main ingest topic, INGEST_SOURCE_RATE units a second (a token bucket holding at most one
  * second of it); a request its bucket covers goes to the main topic, one it does not goes
  * whole to the overflow lane (`<ns>.ingest.overflow.v1`). A full bucket covers a request of
- * any size, and a larger one leaves the source in debt for as long as its size takes. The router reads both, the main
- * lane first, and sends the overflow lane's deliveries through the dispatchers' retry lane,
- * so a source that sends far more than the others — a backfill, a burst, a loop in someone's
- * code — queues behind itself when the pipeline falls behind, not in front of every other
- * source. Nothing is refused or slowed here: while the pipeline keeps up, both lanes are
- * routed and delivered as they arrive.
+ * any size, and a larger one leaves the source in debt for as long as its size takes. The
+ * router reads both, the main lane first, and sends the overflow lane's deliveries through the
+ * dispatchers' retry lane, so a source that sends far more than the others — a backfill, a
+ * burst, a loop in someone's code — queues behind itself when the pipeline falls behind, not
+ * in front of every other source. Nothing is refused or slowed here: while the pipeline keeps
+ * up, both lanes are routed and delivered as they arrive.
  *
  * A unit is one delivery of a message of up to 4 KiB (`shareUnits`): what a source costs
  * downstream is its deliveries and their bytes, not its message count. Counted in messages,
