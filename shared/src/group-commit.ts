@@ -14,8 +14,8 @@
  * decoding without I/O — submit theirs. Chunks submitted while a transaction is in flight
  * wait for the next one.
  * A transaction takes queued chunks in arrival order up to `maxRecords` ingest records and
- * `maxBytes` bytes (a chunk larger than that alone still gets a transaction of its own) — those of the highest
- * `priority` first, when one is given: the router's main ingest lane goes ahead of its
+ * `maxBytes` bytes (a chunk larger than that alone still gets a transaction of its own) —
+ * those of the highest `priority` first, when one is given: the router's main ingest lane goes ahead of its
  * overflow lane, so a chunk of the main lane waits at most for the transaction in flight. Every
  * priority present gets at least one chunk into each transaction, so none is starved. Each chunk's promise
  * settles with its transaction: resolved once committed, rejected with the transaction's
