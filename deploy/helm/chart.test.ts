@@ -201,6 +201,8 @@ describe('helm template with the default values', () => {
       DELIVERY_DISABLE_ON_GONE: 'false',
     });
     for (const service of SERVICES.filter((name) => name !== 'dispatcher')) expect(plainEnv(containerOf(objects, service))).not.toHaveProperty('CIRCUIT_FAILURES');
+    // Unset: the pod's resolv.conf.
+    expect(plainEnv(containerOf(objects, 'dispatcher'))).not.toHaveProperty('DELIVERY_DNS_SERVERS');
   });
 
   it('names every instance after its pod, for its Kafka transactional ids', () => {
@@ -298,7 +300,7 @@ describe('helm template with every option', () => {
       expect(containerOf(objects, service).image).toBe('registry.example.com/tributary:1.2.3');
       expect(deploymentOf(objects, service).spec.template.spec.terminationGracePeriodSeconds).toBe(60);
     }
-    expect(plainEnv(containerOf(objects, 'dispatcher'))).toMatchObject({ CIRCUIT_FAILURES: '10', CIRCUIT_FAILURE_RATIO: '0.8', CIRCUIT_PROBES: '1', DELIVERY_DISABLE_ON_GONE: 'true' });
+    expect(plainEnv(containerOf(objects, 'dispatcher'))).toMatchObject({ CIRCUIT_FAILURES: '10', CIRCUIT_FAILURE_RATIO: '0.8', CIRCUIT_PROBES: '1', DELIVERY_DISABLE_ON_GONE: 'true', DELIVERY_DNS_SERVERS: '10.0.0.10,10.0.0.11:5353' });
     expect(plainEnv(containerOf(objects, 'ingest'))['INGEST_EXTRA']).toBe('1');
     expect(envOf(containerOf(objects, 'dispatcher')).get('DISPATCHER_EXTRA')?.valueFrom?.secretKeyRef).toEqual({ name: 'dispatcher-extra', key: 'value' });
     expect(Object.fromEntries(SERVICES.map((s) => [s, deploymentOf(objects, s).spec.replicas]))).toEqual({

@@ -62,7 +62,7 @@ describe('classifyResult', () => {
     },
   );
 
-  it.each(['ENOTFOUND', 'EAI_AGAIN'])('DNS failure %s is retryable (a fixed URL applies to pending retries)', (code) => {
+  it.each(['ENOTFOUND', 'EAI_AGAIN', 'ETIMEOUT', 'ESERVFAIL'])('DNS failure %s is retryable (a fixed URL applies to pending retries)', (code) => {
     expect(classifyResult(error(code))).toMatchObject({ class: 'retryable', kind: 'dns' });
   });
 

@@ -12,7 +12,7 @@
  * | 3xx (redirects are never followed)                        | fatal redirect              |
  * | no complete answer within WEBHOOK_TIMEOUT                 | retryable timeout           |
  * | refused, reset, hang-up, unreachable, connect timeout     | retryable connection        |
- * | DNS: EAI_AGAIN, ENOTFOUND                                 | retryable dns               |
+ * | DNS: ENOTFOUND, EAI_AGAIN, c-ares' ETIMEOUT, ESERVFAIL…   | retryable dns               |
  * | certificate or TLS handshake failure (no request is sent) | fatal tls                   |
  * | address refused by the SSRF guard                         | fatal blocked_address       |
  * | malformed URL or not http(s)                              | fatal invalid_url           |
@@ -47,7 +47,8 @@ export const BLOCKED_ADDRESS_CODE = 'ERR_TRIBUTARY_BLOCKED_ADDRESS';
 /** Error code for a webhook URL that is not http(s); classified as `invalid_url`. */
 export const UNSUPPORTED_PROTOCOL_CODE = 'ERR_TRIBUTARY_UNSUPPORTED_PROTOCOL';
 
-const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'ENODATA']);
+/** getaddrinfo's codes, and c-ares' (host-lookup.ts) for a name server that failed to answer. */
+const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'ENODATA', 'ETIMEOUT', 'ESERVFAIL', 'EREFUSED', 'EBADRESP', 'EFORMERR', 'ENOTIMP', 'EBADNAME']);
 const INVALID_URL_CODES = new Set(['ERR_INVALID_URL', UNSUPPORTED_PROTOCOL_CODE]);
 const UNDELIVERABLE_CODES = new Set(['UND_ERR_INVALID_ARG', 'ERR_INVALID_CHAR', 'ERR_HTTP_INVALID_HEADER_VALUE', 'ERR_INVALID_HTTP_TOKEN']);
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);

@@ -21,7 +21,8 @@ import {
 import { ConfigFreshness } from './config-freshness.js';
 import { Dispatcher, laneSources } from './dispatcher.js';
 import { createDispatcherMetrics } from './metrics.js';
-import { breakerFromSettings, dispatcherEnv } from './settings.js';
+import { HostLookup } from './host-lookup.js';
+import { breakerFromSettings, dispatcherEnv, dnsTryTimeoutMs } from './settings.js';
 import { WebhookClient } from './webhook-client.js';
 
 /** Time kept back from SHUTDOWN_TIMEOUT for committing and disconnecting after the drain. */
@@ -54,6 +55,7 @@ await runService({
       timeoutMs: env.WEBHOOK_TIMEOUT,
       allowPrivateNetworks: env.DELIVERY_ALLOW_PRIVATE_NETWORKS,
       connectionsPerOrigin: env.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION,
+      hosts: new HostLookup({ servers: env.DELIVERY_DNS_SERVERS, tryTimeoutMs: dnsTryTimeoutMs(env.WEBHOOK_TIMEOUT), tries: 2 }),
     });
     onShutdown('webhook client', () => client.close());
     // A deleted destination's connection pools are closed; the rest are kept warm.

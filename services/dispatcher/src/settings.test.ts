@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EnvError, loadEnv } from '@tributary/shared';
 import { DEFAULT_BREAKER } from './breaker.js';
 import { ladderFromSettings } from '@tributary/shared';
-import { breakerFromSettings, dispatcherEnv } from './settings.js';
+import { breakerFromSettings, dispatcherEnv, dnsTryTimeoutMs, isNameServer } from './settings.js';
 
 describe('dispatcher settings', () => {
   it('default to the spec: a 5 s answer window, a 4 h retry window, the SSRF guard on', () => {
@@ -14,6 +14,16 @@ describe('dispatcher settings', () => {
     expect(env.HTTP_PORT).toBe(9102);
     expect(env.DELIVERY_MAX_IN_FLIGHT).toBe(512);
     expect(env.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION).toBe(64);
+  });
+
+  it('read name servers for webhook hosts, unset by default, and refuse what is not an address', () => {
+    expect(loadEnv(dispatcherEnv, {}).DELIVERY_DNS_SERVERS).toBeUndefined();
+    expect(loadEnv(dispatcherEnv, { DELIVERY_DNS_SERVERS: '10.0.0.10, 127.0.0.1:5353,[::1]:53,fd00::53' }).DELIVERY_DNS_SERVERS).toEqual(['10.0.0.10', '127.0.0.1:5353', '[::1]:53', 'fd00::53']);
+    expect(() => loadEnv(dispatcherEnv, { DELIVERY_DNS_SERVERS: 'dns.example.com' })).toThrow(/DELIVERY_DNS_SERVERS/);
+    for (const bad of ['10.0.0.1:0', '10.0.0.1:70000', '[10.0.0.1]:53', '::1:53x', '']) expect(isNameServer(bad), bad).toBe(false);
+    expect(dnsTryTimeoutMs(5000)).toBe(1250);
+    expect(dnsTryTimeoutMs(60_000)).toBe(2000);
+    expect(dnsTryTimeoutMs(100)).toBe(200);
   });
 
   it('reads overrides, including a ladder scaled down for tests', () => {

@@ -3,6 +3,7 @@
  * `runService` through zod. Defaults follow the Webhooks spec: a 5 s answer window and a
  * retry period of at most 4 hours.
  */
+import { isIP } from 'node:net';
 import { envTypes, retryLadderEnv } from '@tributary/shared';
 import type { BreakerSettings } from './breaker.js';
 
@@ -14,6 +15,14 @@ export const dispatcherEnv = {
   WEBHOOK_TIMEOUT: envTypes.duration('5s'),
   /** Lifts the SSRF guard (loopback, private, link-local, unique-local targets). */
   DELIVERY_ALLOW_PRIVATE_NETWORKS: envTypes.boolean(false),
+  /**
+   * Name servers for webhook hosts (`ip`, `ip:port`, `[ipv6]:port`, comma-separated) instead
+   * of the system's resolv.conf; only they are asked (no /etc/hosts fallback). See host-lookup.ts.
+   */
+  DELIVERY_DNS_SERVERS: envTypes
+    .list()
+    .refine((servers) => servers.every(isNameServer), { message: 'each entry must be an IP address, optionally with :port (IPv6 as [address]:port)' })
+    .optional(),
   ...retryLadderEnv,
   /** Consumer-group session timeout of both lanes: how long a crashed instance holds its partitions. */
   DELIVERY_SESSION_TIMEOUT: envTypes.duration('30s'),
@@ -79,4 +88,19 @@ export function breakerFromSettings(settings: {
     maxOpenMs: Math.max(settings.CIRCUIT_MAX_OPEN, settings.CIRCUIT_OPEN),
     probes: settings.CIRCUIT_PROBES,
   };
+}
+
+/** What `dns.Resolver#setServers` accepts: an IP address, `ipv4:port` or `[ipv6]:port`. */
+export function isNameServer(entry: string): boolean {
+  if (isIP(entry) !== 0) return true;
+  const bracketed = /^\[([^\]]+)\]:(\d{1,5})$/.exec(entry);
+  const withPort = bracketed ?? /^([^:]+):(\d{1,5})$/.exec(entry);
+  if (!withPort) return false;
+  const port = Number(withPort[2]);
+  return isIP(withPort[1]!) === (bracketed ? 6 : 4) && port > 0 && port <= 65535;
+}
+
+/** c-ares' timeout of one try for webhook hosts: a quarter of the answer window, within 200 ms–2 s. */
+export function dnsTryTimeoutMs(webhookTimeoutMs: number): number {
+  return Math.min(2000, Math.max(200, Math.round(webhookTimeoutMs / 4)));
 }

@@ -5,17 +5,21 @@
  * share connections, or a path that hangs would hold the pool and starve the other
  * destination's requests in its queue. Redirects are never followed (undici does not).
  *
+ * Host names are resolved by `HostLookup` (host-lookup.ts), not by the thread-pool lookup
+ * Node would use, so a destination whose DNS hangs cannot hold up another's connections.
+ *
  * SSRF guard (unless private networks are allowed): the connector resolves host names
- * through `guardedLookup`, so the address checked is the address connected to — a name
- * that resolves to a public address when checked and a private one when connecting
- * (DNS rebinding) cannot slip through. IP-literal hosts are checked before the request,
- * because Node connects to them without calling the lookup.
+ * through `connectLookup` with the guard on, so the address checked is the address connected
+ * to — a name that resolves to a public address when checked and a private one when
+ * connecting (DNS rebinding) cannot slip through. IP-literal hosts are checked before the
+ * request, because Node connects to them without calling the lookup.
  */
-import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import type { LookupAddress, LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
 import { isBlockedAddress } from './address-guard.js';
 import { BLOCKED_ADDRESS_CODE, UNSUPPORTED_PROTOCOL_CODE, type UrlResult } from './classify.js';
+import type { HostLookup } from './host-lookup.js';
 import type { WebhookRequest } from './request.js';
 import { retryAfterMs } from './retry-after.js';
 
@@ -31,6 +35,7 @@ export interface WebhookClientOptions {
   timeoutMs: number;
   allowPrivateNetworks: boolean;
   connectionsPerOrigin: number;
+  hosts: HostLookup;
 }
 
 class BlockedAddressError extends Error {
@@ -47,17 +52,26 @@ class BlockedAddressError extends Error {
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
-/** `dns.lookup` for the connector that refuses a name when any address it resolves to is blocked. */
-export function guardedLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
-  dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-    if (error) return callback(error, '');
-    const refused = addresses.find((entry) => isBlockedAddress(entry.address));
-    if (refused) return callback(new BlockedAddressError(hostname, refused.address), '');
-    const first = addresses[0];
-    if (options.all) return callback(null, addresses);
-    if (!first) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '');
-    return callback(null, first.address, first.family);
-  });
+/**
+ * The connector's lookup: `hosts`' addresses, narrowed to the family asked for; with `guarded`,
+ * a name is refused when any address it resolves to is blocked.
+ */
+export function connectLookup(hosts: HostLookup, guarded: boolean) {
+  return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
+    hosts.resolve(hostname).then(
+      (addresses) => {
+        const refused = guarded ? addresses.find((entry) => isBlockedAddress(entry.address)) : undefined;
+        if (refused) return callback(new BlockedAddressError(hostname, refused.address), '');
+        const family = options.family === 4 || options.family === 'IPv4' ? 4 : options.family === 6 || options.family === 'IPv6' ? 6 : undefined;
+        const usable = family === undefined ? addresses : addresses.filter((entry) => entry.family === family);
+        const first = usable[0];
+        if (!first) return callback(Object.assign(new Error(`no IPv${family ?? ''} address for ${hostname}`), { code: 'ENOTFOUND' }), '');
+        if (options.all) return callback(null, usable.map(({ address, family: entryFamily }) => ({ address, family: entryFamily })));
+        return callback(null, first.address, first.family);
+      },
+      (error: NodeJS.ErrnoException) => callback(error, ''),
+    );
+  };
 }
 
 function errorCode(error: unknown): string | undefined {
@@ -97,7 +111,7 @@ export class WebhookClient {
         bodyTimeout: this.options.timeoutMs,
         connect: {
           timeout: this.options.timeoutMs,
-          ...(this.options.allowPrivateNetworks ? {} : { lookup: guardedLookup }),
+          lookup: connectLookup(this.options.hosts, !this.options.allowPrivateNetworks),
         },
       });
       this.agents.set(destinationId, agent);

@@ -11,6 +11,7 @@ import { metricValue, startService, uniqueNamespace, type RunningService } from 
 import type { Delivery } from '@tributary/schemas';
 import { wasDeferred } from '@tributary/shared';
 import { eventually, TestPipeline, webhooksDestination } from './pipeline.js';
+import { startDnsServer, type DnsServer } from './dns-server.js';
 import { startReceiver, type Receiver } from './receivers.js';
 
 const ladder = { delaysMs: [1000, 60_000], windowMs: 3_600_000 };
@@ -214,5 +215,55 @@ describe('a hanging destination that fills the lane before its circuit can open'
     );
     // Still closed: published before the first 10 s timeout.
     expect(stalled).toMatchObject({ state: 'closed', inFlight: 4 });
+  });
+});
+
+describe('destinations whose name server never answers beside one whose does', () => {
+  let dnsPipeline: TestPipeline;
+  let dnsDispatcher: RunningService;
+  let dnsReceiver: Receiver;
+  let dns: DnsServer;
+
+  beforeAll(async () => {
+    dns = await startDnsServer((name) => (name.endsWith('.hang.test') ? 'hang' : name === 'hooks.good.test' ? { addresses: ['127.0.0.1'] } : 'nxdomain'));
+    dnsReceiver = await startReceiver();
+    dnsPipeline = new TestPipeline(uniqueNamespace('dns'), ladder);
+    await dnsPipeline.start();
+    // A failure counts only when the 4 s window ends, so for that long nothing but the
+    // resolver stands between the dead names and everyone else's connections.
+    dnsDispatcher = await startService('dispatcher', { env: dnsPipeline.env({ DELIVERY_DNS_SERVERS: dns.address, WEBHOOK_TIMEOUT: '4s' }) });
+  });
+
+  afterAll(async () => {
+    await dnsDispatcher?.stop();
+    await dnsPipeline?.stop();
+    await dnsReceiver?.close();
+    await dns?.close();
+  });
+
+  it('delivers to the named host while the dead names wait out their lookups, asking once per name', async () => {
+    const port = new URL(dnsReceiver.url()).port;
+    // More dead names than libuv has threads (4): through getaddrinfo, they would hold every
+    // thread for the resolver's timeout and the healthy name's lookup would queue behind them.
+    const dead = Array.from({ length: 8 }, (_, index) => `dead-${index}`);
+    for (const [index, destinationId] of dead.entries()) {
+      await dnsPipeline.putDestination(webhooksDestination(destinationId, [{ url: `http://hooks-${index}.hang.test:${port}/dead` }]));
+    }
+    await dnsPipeline.putDestination(webhooksDestination('named', [{ url: `http://hooks.good.test:${port}/named` }]));
+    const doomed = await dnsPipeline.deliverMany(Array.from({ length: 160 }, (_, n) => ({ destinationId: dead[n % dead.length]!, body: { event: `dead ${n}` } })));
+    const named = await dnsPipeline.deliverMany(Array.from({ length: 5 }, (_, n) => ({ destinationId: 'named', body: { event: `named ${n}` } })));
+    const arrived = (body: Buffer) => dnsReceiver.requests.some((request) => request.path === '/named' && request.body.equals(body));
+    await eventually(() => named.every((delivery) => arrived(delivery.body)), 'every delivery to the named host', 15_000);
+    // Not one dead-name delivery has an outcome yet: the named host was served inside their 4 s.
+    expect(doomed.filter((delivery) => dnsPipeline.retriesFor(delivery.deliveryId).length > 0)).toEqual([]);
+
+    await eventually(() => doomed.every((delivery) => dnsPipeline.retriesFor(delivery.deliveryId).length > 0), 'every dead-name delivery on the ladder', 30_000);
+    const attempted = doomed.flatMap((delivery) => dnsPipeline.retriesFor(delivery.deliveryId)).filter((record) => !wasDeferred(record.delivery));
+    expect(attempted.length).toBeGreaterThan(0);
+    for (const record of attempted) expect(record.delivery.lastError).toMatch(/ETIMEOUT|timeout/);
+    // One query per family for each name, shared by every connection waiting on it (c-ares
+    // retries once: two tries), not one per connection.
+    for (let index = 0; index < dead.length; index++) expect(dns.queries.get(`hooks-${index}.hang.test`) ?? 0).toBeLessThanOrEqual(8);
+    expect(dnsReceiver.requests.filter((request) => request.path === '/dead')).toEqual([]);
   });
 });

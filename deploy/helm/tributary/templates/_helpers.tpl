@@ -166,6 +166,10 @@ specific to it, then extraEnv (global, then the service's), so extraEnv can over
 {{- end }}
 - name: DELIVERY_DISABLE_ON_GONE
   value: {{ $values.delivery.disableOnGone | toString | quote }}
+{{- with $values.delivery.dnsServers }}
+- name: DELIVERY_DNS_SERVERS
+  value: {{ . | quote }}
+{{- end }}
 {{- end }}
 {{- if or (eq .component "ingest") (eq .component "indexer") }}
 # ingest checks the admin API's callers with it and passes it on when it forwards the
