@@ -9,12 +9,13 @@
  * config: the window is the only rule it applies, and the dispatcher reads the config at
  * attempt time. It reads the dispatchers' destination health, to defer again rather than
  * release what a dispatcher would only defer (a circuit open everywhere). It serves the tier
- * topics of its namespace that its ladder does not have, too: a tier taken out of RETRY_LADDER
- * still holds records that must be released or expired.
+ * topics of its namespace that its ladder does not have, too — found at start-up and every
+ * RETRY_SCHEDULER_TIER_SCAN_INTERVAL after: a tier taken out of RETRY_LADDER, or written by a
+ * service started later with another ladder, holds records that must be released or expired.
  */
 import { ConsumerLagProbe, createHttpServer, createInfrastructure, DestinationHealthTable, ladderFromSettings, ladderTiers, listen, prepareInfrastructure, runService, topicDefinitions, TransactionalOutput, withAdmin } from '@tributary/shared';
 import { strayTiers } from './release-plan.js';
-import { createSchedulerMetrics } from './metrics.js';
+import { createSchedulerMetrics, zeroTierMetrics } from './metrics.js';
 import { schedulerEnv } from './settings.js';
 import { TierScheduler } from './tier-scheduler.js';
 
@@ -40,10 +41,12 @@ await runService({
     if (stray.length > 0) {
       logger.warn({ stray, ladder: ladderLabels }, 'serving retry tier topics that RETRY_LADDER does not have: their records are released or expired as any tier’s; give every service the same RETRY_LADDER');
     }
+    // Grows when a scan finds a tier topic created after start-up; the gauges read it at each scrape.
     const tiers = [...ladderLabels, ...stray];
 
     const groupOf = (tier: string) => `${namespace}-retry-scheduler-${tier}`;
-    const pending = new ConsumerLagProbe({ kafka, logger, groups: tiers.map((tier) => ({ tier, topic: topics.retry(tier), groupId: groupOf(tier) })) });
+    const pendingGroups = tiers.map((tier) => ({ tier, topic: topics.retry(tier), groupId: groupOf(tier) }));
+    const pending = new ConsumerLagProbe({ kafka, logger, groups: pendingGroups });
     await pending.start();
     onShutdown('pending-records admin', () => pending.stop());
 
@@ -65,30 +68,71 @@ await runService({
       pending,
       now: Date.now,
     });
-    for (const tier of tiers) {
-      schedulers.set(
+    const schedulerFor = (tier: string, output: TransactionalOutput) =>
+      new TierScheduler({
+        kafka,
+        codec,
+        topics,
         tier,
-        new TierScheduler({
-          kafka,
-          codec,
-          topics,
-          tier,
-          ladder,
-          output: outputs.get(tier)!,
-          metrics: schedulerMetrics,
-          logger,
-          readiness,
-          groupId: groupOf(tier),
-          maxBatch: env.RETRY_SCHEDULER_MAX_BATCH,
-          sessionTimeoutMs: env.RETRY_SCHEDULER_SESSION_TIMEOUT,
-          health,
-        }),
-      );
-    }
-    // Registered last so it runs first at shutdown: timers are cleared and a release in
-    // flight commits before the producers disconnect.
+        ladder,
+        output,
+        metrics: schedulerMetrics,
+        logger,
+        readiness,
+        groupId: groupOf(tier),
+        maxBatch: env.RETRY_SCHEDULER_MAX_BATCH,
+        sessionTimeoutMs: env.RETRY_SCHEDULER_SESSION_TIMEOUT,
+        health,
+      });
+    for (const tier of tiers) schedulers.set(tier, schedulerFor(tier, outputs.get(tier)!));
+    // Registered after the producers so it runs before them at shutdown: timers are cleared
+    // and a release in flight commits before the producers disconnect. The maps are read then,
+    // so tiers a scan added are stopped too.
     onShutdown('tier consumers', async () => void (await Promise.all([...schedulers.values()].map((scheduler) => scheduler.stop()))));
     await Promise.all([...schedulers.values()].map((scheduler) => scheduler.start()));
     logger.info({ tiers, retryWindowMs: ladder.windowMs, groups: tiers.map(groupOf) }, 'releasing retries');
+
+    // A tier topic that appears later (a router or dispatcher started with another ladder) is
+    // served from the next scan, not from this process's next restart. A scan the broker cannot
+    // answer is tried again at the next one; a tier whose start fails is dropped and found again.
+    const serveStray = async (tier: string): Promise<void> => {
+      const output = new TransactionalOutput({ kafka, transactionalId: `${namespace}-retry-${tier}-${env.INSTANCE_ID}`, logger });
+      const scheduler = schedulerFor(tier, output);
+      try {
+        await output.start(context.signal);
+        zeroTierMetrics(schedulerMetrics, tier);
+        await scheduler.start();
+        // Shutdown began meanwhile: the handlers have read the maps without this tier.
+        if (context.signal.aborted) throw new Error('shutting down');
+      } catch (error) {
+        await scheduler.stop().catch(() => undefined);
+        await output.stop().catch(() => undefined);
+        throw error;
+      }
+      outputs.set(tier, output);
+      schedulers.set(tier, scheduler);
+      tiers.push(tier);
+      pendingGroups.push({ tier, topic: topics.retry(tier), groupId: groupOf(tier) });
+    };
+    let scanning = false;
+    const scanForStrays = async (): Promise<void> => {
+      if (scanning || context.signal.aborted) return;
+      scanning = true;
+      try {
+        const found = strayTiers(await withAdmin(kafka, (admin) => admin.listTopics()), topics.retryTier, tiers);
+        for (const tier of found) {
+          if (context.signal.aborted) return;
+          logger.warn({ tier, ladder: ladderLabels }, 'serving a retry tier topic that appeared after start-up and RETRY_LADDER does not have; give every service the same RETRY_LADDER');
+          await serveStray(tier);
+        }
+      } catch (error) {
+        logger.warn({ err: error }, 'could not look for new retry tier topics; trying again at the next scan');
+      } finally {
+        scanning = false;
+      }
+    };
+    const scan = setInterval(() => void scanForStrays(), env.RETRY_SCHEDULER_TIER_SCAN_INTERVAL);
+    // Runs first at shutdown (registered last): no tier is added while the others stop.
+    onShutdown('tier scan', () => clearInterval(scan));
   },
 });

@@ -74,12 +74,7 @@ export function createSchedulerMetrics(registry: Registry, tiers: readonly strin
     quarantined: createQuarantineCounter(registry),
   };
   metrics.deadLetters.inc({ reason: 'expired' }, 0);
-  for (const tier of tiers) {
-    metrics.released.inc({ tier }, 0);
-    metrics.transactionFailures.inc({ tier }, 0);
-    metrics.unreadable.inc({ tier }, 0);
-    metrics.dueLag.zero({ tier });
-  }
+  for (const tier of tiers) zeroTierMetrics(metrics, tier);
 
   new Gauge({
     name: 'tributary_retry_oldest_record_age_seconds',
@@ -108,4 +103,12 @@ export function createSchedulerMetrics(registry: Registry, tiers: readonly strin
     'Records behind the end of the partition, per consumer group, topic and partition. On tier topics this is the retries waiting, not a consumer falling behind.',
   );
   return metrics;
+}
+
+/** A tier's series exist from the start (at 0), so a rate over them is defined before its first release. */
+export function zeroTierMetrics(metrics: SchedulerMetrics, tier: string): void {
+  metrics.released.inc({ tier }, 0);
+  metrics.transactionFailures.inc({ tier }, 0);
+  metrics.unreadable.inc({ tier }, 0);
+  metrics.dueLag.zero({ tier });
 }

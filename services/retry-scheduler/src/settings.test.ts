@@ -9,6 +9,7 @@ describe('retry scheduler settings', () => {
     expect(env.RETRY_WINDOW).toBe(4 * 3_600_000);
     expect(env.HTTP_PORT).toBe(9103);
     expect(env.RETRY_SCHEDULER_SESSION_TIMEOUT).toBe(30_000);
+    expect(env.RETRY_SCHEDULER_TIER_SCAN_INTERVAL).toBe(60_000);
     expect(ladderTiers(ladderFromSettings(env)).map((tier) => tier.label)).toEqual(['10s', '1m', '5m', '15m', '30m', '1h']);
   });
 

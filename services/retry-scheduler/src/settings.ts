@@ -16,4 +16,6 @@ export const schedulerEnv = {
    * before the group hands them to another member (or to its own restarted process).
    */
   RETRY_SCHEDULER_SESSION_TIMEOUT: envTypes.duration('30s'),
+  /** How often the namespace's tier topics are listed, to serve one that appeared after start-up. */
+  RETRY_SCHEDULER_TIER_SCAN_INTERVAL: envTypes.duration('1m'),
 };
