@@ -16,4 +16,10 @@ describe('cpuBudget', () => {
       indexer: { maxMsPer1k: 40, steadyMsPer1k: 80, idlePercent: 2 },
     });
   });
+
+  it('adds the idle share after the run when it was measured', () => {
+    const phase = [usage('ingest', 50, 20), usage('indexer', 40, 15)];
+    const budget = cpuBudget(['ingest'], 'indexer', { max: phase, steady: phase, idle: [usage('ingest', 0, 6)], idleAfter: [usage('ingest', 0, 2), usage('indexer', 0, 1)] });
+    expect(budget).toMatchObject({ idlePercent: 6, idleAfterPercent: 2, indexer: { idlePercent: 0, idleAfterPercent: 1 } });
+  });
 });

@@ -6,18 +6,25 @@
  */
 import type { CpuBudget, ProcessUsage } from './result.js';
 
-export function cpuBudget(pathProcesses: readonly string[], indexer: string, usage: { max: ProcessUsage[]; steady: ProcessUsage[]; idle: ProcessUsage[] }): CpuBudget {
+export function cpuBudget(
+  pathProcesses: readonly string[],
+  indexer: string,
+  usage: { max: ProcessUsage[]; steady: ProcessUsage[]; idle: ProcessUsage[]; idleAfter?: ProcessUsage[] | undefined },
+): CpuBudget {
   const sum = (list: ProcessUsage[], field: 'cpuMsPer1kEvents' | 'corePercent', names: readonly string[]) =>
     list.filter((u) => names.includes(u.name)).reduce((total, u) => total + u[field], 0);
+  const { idleAfter } = usage;
   return {
     processes: [...pathProcesses],
     maxMsPer1k: sum(usage.max, 'cpuMsPer1kEvents', pathProcesses),
     steadyMsPer1k: sum(usage.steady, 'cpuMsPer1kEvents', pathProcesses),
     idlePercent: sum(usage.idle, 'corePercent', pathProcesses),
+    ...(idleAfter ? { idleAfterPercent: sum(idleAfter, 'corePercent', pathProcesses) } : {}),
     indexer: {
       maxMsPer1k: sum(usage.max, 'cpuMsPer1kEvents', [indexer]),
       steadyMsPer1k: sum(usage.steady, 'cpuMsPer1kEvents', [indexer]),
       idlePercent: sum(usage.idle, 'corePercent', [indexer]),
+      ...(idleAfter ? { idleAfterPercent: sum(idleAfter, 'corePercent', [indexer]) } : {}),
     },
   };
 }

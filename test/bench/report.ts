@@ -74,19 +74,22 @@ function phaseTable(max: PhaseResult, steady: PhaseResult): string[] {
   ];
 }
 
-function processTable(max: PhaseResult, steady: PhaseResult, idle: ProcessUsage[], whole: ProcessUsage[]): string[] {
+function processTable(max: PhaseResult, steady: PhaseResult, idle: ProcessUsage[], whole: ProcessUsage[], idleAfter?: ProcessUsage[]): string[] {
   const find = (list: ProcessUsage[], name: string) => list.find((p) => p.name === name);
   const cells = (usage: ProcessUsage | undefined) =>
     usage ? `${usage.cpuSeconds.toFixed(1)} (${int(usage.systemShare * 100)} %) | ${int(usage.corePercent)} % | ${usage.cpuMsPer1kEvents.toFixed(0)}` : '– | – | –';
   const total = (list: ProcessUsage[]) => list.reduce((sum, p) => sum + p.cpuSeconds, 0);
   const idleCell = (usage: ProcessUsage | undefined) => (usage ? `${int(usage.corePercent)} %` : '–');
+  const idleSum = (list: ProcessUsage[]) => `${int(list.reduce((sum, p) => sum + p.corePercent, 0))} %`;
+  const after = idleAfter ? ' | idle after the run' : '';
   return [
-    `| process | idle: of one core | (a) CPU s (kernel) | (a) of one core | (a) CPU ms / 1k events | (b) CPU s (kernel) | (b) of one core | (b) CPU ms / 1k events | peak RSS, MB |`,
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| process | idle: of one core${after} | (a) CPU s (kernel) | (a) of one core | (a) CPU ms / 1k events | (b) CPU s (kernel) | (b) of one core | (b) CPU ms / 1k events | peak RSS, MB |`,
+    `|---|---:${idleAfter ? '|---:' : ''}|---:|---:|---:|---:|---:|---:|---:|`,
     ...max.processes.map(
-      ({ name }) => `| ${name} | ${idleCell(find(idle, name))} | ${cells(find(max.processes, name))} | ${cells(find(steady.processes, name))} | ${mb(find(whole, name)?.peakRssBytes)} |`,
+      ({ name }) =>
+        `| ${name} | ${idleCell(find(idle, name))}${idleAfter ? ` | ${idleCell(find(idleAfter, name))}` : ''} | ${cells(find(max.processes, name))} | ${cells(find(steady.processes, name))} | ${mb(find(whole, name)?.peakRssBytes)} |`,
     ),
-    `| **all** | ${int(idle.reduce((sum, p) => sum + p.corePercent, 0))} % | ${total(max.processes).toFixed(1)} | ${int((total(max.processes) / max.seconds) * 100)} % | | ` +
+    `| **all** | ${idleSum(idle)}${idleAfter ? ` | ${idleSum(idleAfter)}` : ''} | ${total(max.processes).toFixed(1)} | ${int((total(max.processes) / max.seconds) * 100)} % | | ` +
       `${total(steady.processes).toFixed(1)} | ${int((total(steady.processes) / steady.seconds) * 100)} % | | |`,
   ];
 }
@@ -140,7 +143,7 @@ export function renderMarkdown(result: BenchResult, chartFile: string): string {
     '',
     '**CPU and memory per process** (CPU from /proc utime+stime: idle = the services running without load; (a) and (b) over each phase; peak RSS = VmHWM over the process life):',
     '',
-    ...processTable(phases.max, phases.steady, result.idle, result.processes),
+    ...processTable(phases.max, phases.steady, result.idle, result.processes, result.idleAfter),
     '',
     ...budgetLines(result),
     '**Ramp** (each step measured over its last seconds):',
@@ -163,11 +166,12 @@ export function renderMarkdown(result: BenchResult, chartFile: string): string {
 /** The pipeline's CPU bill (delivery path + broker), with the indexer's share beside it; older results have none. */
 function budgetLines({ cpuBudget }: Pick<BenchResult, 'cpuBudget'>): string[] {
   if (!cpuBudget) return [];
-  const { maxMsPer1k, steadyMsPer1k, idlePercent, indexer } = cpuBudget;
+  const { maxMsPer1k, steadyMsPer1k, idlePercent, idleAfterPercent, indexer } = cpuBudget;
+  const afterRun = (percent: number | undefined) => (percent === undefined ? '' : ` (${percent.toFixed(1)} % after the run)`);
   return [
     `**Pipeline CPU** (${cpuBudget.processes.join(', ')}): **${int(maxMsPer1k)} ms per 1,000 delivered events in (a)**, ${int(steadyMsPer1k)} in (b); ` +
-      `**idle ${idlePercent.toFixed(1)} % of one core**. The indexer (delivery log) adds ${int(indexer.maxMsPer1k)} ms per 1,000 events in (a), ` +
-      `${int(indexer.steadyMsPer1k)} in (b), ${indexer.idlePercent.toFixed(1)} % of a core idle.`,
+      `**idle ${idlePercent.toFixed(1)} % of one core**${afterRun(idleAfterPercent)}. The indexer (delivery log) adds ${int(indexer.maxMsPer1k)} ms per 1,000 events in (a), ` +
+      `${int(indexer.steadyMsPer1k)} in (b), ${indexer.idlePercent.toFixed(1)} % of a core idle${afterRun(indexer.idleAfterPercent)}.`,
     '',
   ];
 }

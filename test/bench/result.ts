@@ -74,10 +74,11 @@ export interface CpuBudget {
   processes: string[];
   maxMsPer1k: number;
   steadyMsPer1k: number;
-  /** Share of one core with no load, percent. */
+  /** Share of one core with no load, percent: right after the warm-up, and after the run (absent from older results). */
   idlePercent: number;
+  idleAfterPercent?: number;
   /** What the indexer adds on top. */
-  indexer: { maxMsPer1k: number; steadyMsPer1k: number; idlePercent: number };
+  indexer: { maxMsPer1k: number; steadyMsPer1k: number; idlePercent: number; idleAfterPercent?: number };
 }
 
 export interface RampStep extends StepVerdict {
@@ -144,8 +145,13 @@ export interface BenchResult {
   limits: Limits;
   ramp: { steps: RampStep[]; sustainableRate: number; why: string };
   phases: { max: PhaseResult; steady: PhaseResult };
-  /** Every process over IDLE_SECONDS with the services running and no load. */
+  /** Every process over IDLE_SECONDS with the services running and no load, right after the warm-up. */
   idle: ProcessUsage[];
+  /**
+   * The same after the run, once the JVMs have compiled their hot paths as a long-running
+   * broker has (right after the warm-up the broker is still compiling). Absent from older results.
+   */
+  idleAfter?: ProcessUsage[];
   ratios: { deliveredVsHttpLimit: number; deliveredVsKafkaLimit: number };
   /** Absent from results written before it was added. */
   cpuBudget?: CpuBudget;

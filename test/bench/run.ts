@@ -63,6 +63,7 @@ const DRAIN_TIMEOUT_MS = 30_000;
 const MAX_HOLD_RETRIES = 2;
 const FINAL_DRAIN_TIMEOUT_MS = 60_000;
 const PROGRESS_EVERY_MS = 5000;
+const IDLE_SETTLE_SECONDS = 10;
 const IDLE_SECONDS = 10;
 const HTTP_LIMIT_CONNECTIONS = 64;
 const KAFKA_LIMIT_RECORD_BYTES = 500;
@@ -501,6 +502,18 @@ async function main(options: BenchOptions): Promise<void> {
     const finalLag = await kafkaLag(admin, topics, withIndexer);
     const runEndCpu = processes.snapshot();
     const runSeconds = (Date.now() - runStartAt) / 1000;
+
+    // The fixed cost again, now that the JVMs have compiled their hot paths, as a broker that
+    // has run for a while has: right after the warm-up the broker still spends a third of its
+    // CPU in its JIT compiler threads (ANALYSIS.md, "where the broker's CPU goes").
+    say(`idle after the run: ${IDLE_SETTLE_SECONDS} s to settle, then ${IDLE_SECONDS} s without load`);
+    await sleep(IDLE_SETTLE_SECONDS * 1000);
+    const idleAfterStartCpu = processes.snapshot();
+    const idleAfterFrom = elapsed();
+    await sleep(IDLE_SECONDS * 1000);
+    const idleAfter = processes.usage(idleAfterStartCpu, processes.snapshot(), IDLE_SECONDS, 0);
+    timelinePhases.push({ label: 'idle', fromS: idleAfterFrom, toS: elapsed() });
+    say(`idle after the run: ${idleAfter.map((u) => `${u.name.split(' (')[0]} ${int(u.corePercent)} %`).join(', ')}`);
     generator.process.send({ kind: 'final' } satisfies GeneratorCommand);
     const generated: GeneratorFinal = await generator.next('final', 10_000);
     receiver.process.send({ kind: 'final' } satisfies ReceiverCommand);
@@ -568,11 +581,12 @@ async function main(options: BenchOptions): Promise<void> {
       ramp: { steps: rampSteps, sustainableRate: holdRate, why: holdRate === sustainableRate ? action.why : `${action.why}; the hold at ${int(sustainableRate)}/s was not sustained` },
       phases: { max: maxResult, steady: steadyResult },
       idle,
+      idleAfter,
       ratios: {
         deliveredVsHttpLimit: maxResult.deliveredRate / limits.limits.http.requestsPerSecond,
         deliveredVsKafkaLimit: maxResult.deliveredRate / limits.limits.kafka.endToEndPerSecond,
       },
-      cpuBudget: cpuBudget([...DELIVERY_PATH, BROKER], 'indexer', { max: maxResult.processes, steady: steadyResult.processes, idle }),
+      cpuBudget: cpuBudget([...DELIVERY_PATH, BROKER], 'indexer', { max: maxResult.processes, steady: steadyResult.processes, idle, idleAfter }),
       integrity: {
         acceptedEvents: accounting.acceptedMessages,
         deliveredOfAccepted: accounting.deliveredOfAccepted,
