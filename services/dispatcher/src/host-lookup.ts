@@ -11,16 +11,18 @@
  *
  * So names are resolved by c-ares (`dns.promises.Resolver`: its own sockets, no thread): A and
  * AAAA at once, a short timeout per try, one query per name however many connections wait for
- * it, and answers kept for their TTL (at most `MAX_TTL_MS`). getaddrinfo stays the fallback for
- * what plain DNS does not answer — /etc/hosts entries, search domains (a Kubernetes short
- * name), a resolv.conf c-ares cannot use — but at most `SYSTEM_LOOKUPS` run at once, so names
- * that hang there too hold that many threads, never the pool; a name that needed it keeps
- * using it (cached) for a while. `localhost` names are loopback (RFC 6761) without asking.
- * With servers given (DELIVERY_DNS_SERVERS), only they are asked: no fallback.
+ * it, and answers kept for their TTL (at most `MAX_TTL_MS`) — and, once expired, still used
+ * for up to `STALE_MS` while a new query runs beside the connection (RFC 8767's serve-stale),
+ * so a name server that goes down does not stop a destination already known. getaddrinfo stays
+ * the fallback for what plain DNS does not answer — /etc/hosts entries, search domains (a
+ * Kubernetes short name), a query that failed — but at most `SYSTEM_LOOKUPS` run at once, so
+ * names that hang there too hold that many threads, never the pool; a name that needed it
+ * keeps using it (cached) for a while. `localhost` names are loopback (RFC 6761) without
+ * asking. With servers given (DELIVERY_DNS_SERVERS), only they are asked: no fallback.
  *
- * Hand-written rather than cacheable-lookup (the library got uses): that one passes a resolver
- * timeout straight up as an error and sends every no-answer name to an unbounded getaddrinfo,
- * where isolation needs the opposite on both counts.
+ * Hand-written rather than cacheable-lookup (the library got uses): that one fails a name
+ * outright when its server times out (an /etc/hosts name would fail whenever DNS is down),
+ * sends the names DNS does not know to getaddrinfo without a bound, and never serves stale.
  */
 import { promises as dnsPromises } from 'node:dns';
 
@@ -54,6 +56,8 @@ export interface HostLookupOptions {
 
 /** Answers are kept for their TTL, at most this long. */
 export const MAX_TTL_MS = 300_000;
+/** How long past its TTL an answer is still used while a new query runs. */
+export const STALE_MS = 600_000;
 /** getaddrinfo gives no TTL: what it answers is kept this long. */
 export const SYSTEM_TTL_MS = 30_000;
 /** A name that needed getaddrinfo goes there directly for this long. */
@@ -139,7 +143,7 @@ export class HostLookup {
   private readonly pending = new Map<string, Promise<ResolvedAddress[]>>();
   private readonly systemSlots = new Slots(SYSTEM_LOOKUPS);
   /** Queries sent, by path: for tests and the curious. */
-  readonly counts = { dns: 0, system: 0, cached: 0 };
+  readonly counts = { dns: 0, system: 0, cached: 0, stale: 0 };
 
   constructor(options: HostLookupOptions) {
     if (options.resolver) this.resolver = options.resolver;
@@ -158,10 +162,22 @@ export class HostLookup {
     const name = hostname.toLowerCase();
     if (isLocalhostName(name)) return Promise.resolve([...LOOPBACK]);
     const cached = this.answers.get(name);
-    if (cached && cached.expiresAt > this.now()) {
+    const now = this.now();
+    if (cached && cached.expiresAt > now) {
       this.counts.cached++;
       return Promise.resolve(cached.entries);
     }
+    const query = this.queryOnce(name);
+    if (cached && cached.expiresAt + STALE_MS > now) {
+      // The refresh's failure is not this connection's: it connects to what worked before.
+      query.catch(() => undefined);
+      this.counts.stale++;
+      return Promise.resolve(cached.entries);
+    }
+    return query;
+  }
+
+  private queryOnce(name: string): Promise<ResolvedAddress[]> {
     let query = this.pending.get(name);
     if (!query) {
       query = this.query(name).finally(() => this.pending.delete(name));
