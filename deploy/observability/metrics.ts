@@ -48,6 +48,7 @@ export const TRIBUTARY_METRICS: readonly MetricDefinition[] = [
   metric('tributary_delivery_attempts_total', 'counter', ['outcome', 'status_class'], ['dispatcher']),
   metric('tributary_dispatcher_in_flight', 'gauge', [], ['dispatcher']),
   metric('tributary_dispatcher_deferred_total', 'counter', ['reason'], ['dispatcher']),
+  metric('tributary_dispatcher_host_lookups_total', 'counter', ['answer'], ['dispatcher']),
   metric('tributary_destination_circuit_state', 'gauge', ['destination'], ['dispatcher']),
   metric('tributary_destination_deliveries_total', 'counter', ['destination', 'result'], ['dispatcher']),
   metric('tributary_destination_backlog', 'gauge', ['destination', 'lane'], ['dispatcher']),

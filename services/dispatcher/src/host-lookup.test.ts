@@ -48,7 +48,7 @@ describe('HostLookup against a name server', () => {
     const asked = dns.queries.get('both.test');
     expect(await hosts.resolve('BOTH.test')).toHaveLength(2);
     expect(dns.queries.get('both.test')).toBe(asked);
-    expect(hosts.counts.cached).toBe(1);
+    expect(hosts.counts.cache).toBe(1);
   });
 
   it('keeps using an expired answer while its name server is down, for a while', async () => {
@@ -61,17 +61,22 @@ describe('HostLookup against a name server', () => {
       },
       resolve6: async () => [],
     };
-    const hosts = new HostLookup({ servers: ['127.0.0.1'], resolver, tryTimeoutMs: 100, tries: 1, now: () => clock });
+    const observed: string[] = [];
+    const hosts = new HostLookup({ servers: ['127.0.0.1'], resolver, tryTimeoutMs: 100, tries: 1, now: () => clock, observe: (answer) => observed.push(answer) });
     expect(await hosts.resolve('known.test')).toEqual([{ address: '127.0.0.5', family: 4 }]);
     up = false;
     clock += 31_000;
     // Expired: the old answer at once, a new query beside it (which fails).
     expect(await hosts.resolve('known.test')).toEqual([{ address: '127.0.0.5', family: 4 }]);
-    expect(hosts.counts).toMatchObject({ dns: 2, stale: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(hosts.counts).toMatchObject({ dns: 2, stale: 1, failed: 1 });
     clock += STALE_MS;
     await expect(hosts.resolve('known.test')).rejects.toMatchObject({ code: 'ETIMEOUT' });
+    // The stale answer's refresh and this one.
+    expect(hosts.counts.failed).toBe(2);
     up = true;
     expect(await hosts.resolve('known.test')).toEqual([{ address: '127.0.0.5', family: 4 }]);
+    expect(observed).toEqual(['dns', 'dns', 'stale', 'failed', 'dns', 'failed', 'dns']);
   });
 
   it('asks again for a name answered with TTL 0', async () => {
@@ -96,7 +101,7 @@ describe('HostLookup against a name server', () => {
     ]);
     expect(isLocalhostName('hooks.localhost.')).toBe(true);
     expect(isLocalhostName('localhost.example.com')).toBe(false);
-    expect(hosts.counts.dns).toBe(0);
+    expect(hosts.counts).toMatchObject({ dns: 0, localhost: 1 });
   });
 
   it('resolves a name while names whose server never answers are still waiting', async () => {

@@ -41,6 +41,12 @@ export interface DnsResolver {
 
 export type SystemLookup = (hostname: string) => Promise<ResolvedAddress[]>;
 
+/**
+ * How a name was answered: from the cache, from an expired answer while it is refreshed, by a
+ * DNS query, by getaddrinfo, as localhost; `failed`: a query that ended without an address.
+ */
+export type LookupAnswer = 'cache' | 'stale' | 'dns' | 'system' | 'localhost' | 'failed';
+
 export interface HostLookupOptions {
   /** Name servers (`ip` or `ip:port`) to ask instead of the system's; no getaddrinfo fallback then. */
   servers?: readonly string[] | undefined;
@@ -52,6 +58,8 @@ export interface HostLookupOptions {
   /** Replaces getaddrinfo. */
   systemLookup?: SystemLookup;
   now?: () => number;
+  /** Told of every answer (the dispatcher counts them in `tributary_dispatcher_host_lookups_total`). */
+  observe?: (answer: LookupAnswer) => void;
 }
 
 /** Answers are kept for their TTL, at most this long. */
@@ -142,8 +150,9 @@ export class HostLookup {
   private readonly preferSystemUntil = new Map<string, number>();
   private readonly pending = new Map<string, Promise<ResolvedAddress[]>>();
   private readonly systemSlots = new Slots(SYSTEM_LOOKUPS);
-  /** Queries sent, by path: for tests and the curious. */
-  readonly counts = { dns: 0, system: 0, cached: 0, stale: 0 };
+  private readonly observe: ((answer: LookupAnswer) => void) | undefined;
+  /** Answers by how they were made; queries count when sent. */
+  readonly counts: Record<LookupAnswer, number> = { cache: 0, stale: 0, dns: 0, system: 0, localhost: 0, failed: 0 };
 
   constructor(options: HostLookupOptions) {
     if (options.resolver) this.resolver = options.resolver;
@@ -155,23 +164,32 @@ export class HostLookup {
     const ownServers = options.servers !== undefined && options.servers.length > 0;
     this.systemLookup = ownServers ? undefined : (options.systemLookup ?? getaddrinfo);
     this.now = options.now ?? Date.now;
+    this.observe = options.observe;
+  }
+
+  private note(answer: LookupAnswer): void {
+    this.counts[answer]++;
+    this.observe?.(answer);
   }
 
   /** Every address of `hostname`, IPv4 first. Rejects with a code `classify` knows (ENOTFOUND, ETIMEOUT, …). */
   resolve(hostname: string): Promise<ResolvedAddress[]> {
     const name = hostname.toLowerCase();
-    if (isLocalhostName(name)) return Promise.resolve([...LOOPBACK]);
+    if (isLocalhostName(name)) {
+      this.note('localhost');
+      return Promise.resolve([...LOOPBACK]);
+    }
     const cached = this.answers.get(name);
     const now = this.now();
     if (cached && cached.expiresAt > now) {
-      this.counts.cached++;
+      this.note('cache');
       return Promise.resolve(cached.entries);
     }
     const query = this.queryOnce(name);
     if (cached && cached.expiresAt + STALE_MS > now) {
       // The refresh's failure is not this connection's: it connects to what worked before.
       query.catch(() => undefined);
-      this.counts.stale++;
+      this.note('stale');
       return Promise.resolve(cached.entries);
     }
     return query;
@@ -180,7 +198,17 @@ export class HostLookup {
   private queryOnce(name: string): Promise<ResolvedAddress[]> {
     let query = this.pending.get(name);
     if (!query) {
-      query = this.query(name).finally(() => this.pending.delete(name));
+      query = this.query(name).then(
+        (entries) => {
+          this.pending.delete(name);
+          return entries;
+        },
+        (error: unknown) => {
+          this.pending.delete(name);
+          this.note('failed');
+          throw error;
+        },
+      );
       this.pending.set(name, query);
     }
     return query;
@@ -188,7 +216,7 @@ export class HostLookup {
 
   private async query(name: string): Promise<ResolvedAddress[]> {
     if (this.systemLookup && (this.preferSystemUntil.get(name) ?? 0) > this.now()) return this.viaSystem(name, this.systemLookup);
-    this.counts.dns++;
+    this.note('dns');
     const [four, six] = await settleWithGrace([this.family(name, 4), this.family(name, 6)], FAMILY_GRACE_MS);
     const found = [four, six].flatMap((outcome) => (outcome?.kind === 'found' ? outcome.entries : []));
     if (found.length > 0) {
@@ -217,7 +245,7 @@ export class HostLookup {
   }
 
   private async viaSystem(name: string, lookup: SystemLookup): Promise<ResolvedAddress[]> {
-    this.counts.system++;
+    this.note('system');
     const entries = await this.systemSlots.run(() => lookup(name));
     if (entries.length === 0) throw notFound(name);
     const ordered = [...entries.filter((entry) => entry.family === 4), ...entries.filter((entry) => entry.family === 6)];

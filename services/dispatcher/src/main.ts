@@ -51,11 +51,17 @@ await runService({
     readiness.set('config', true);
 
     const freshness = new ConfigFreshness({ view: config, logger, timeoutMs: 5000 });
+    const dispatcherMetrics = createDispatcherMetrics(metrics);
     const client = new WebhookClient({
       timeoutMs: env.WEBHOOK_TIMEOUT,
       allowPrivateNetworks: env.DELIVERY_ALLOW_PRIVATE_NETWORKS,
       connectionsPerOrigin: env.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION,
-      hosts: new HostLookup({ servers: env.DELIVERY_DNS_SERVERS, tryTimeoutMs: dnsTryTimeoutMs(env.WEBHOOK_TIMEOUT), tries: 2 }),
+      hosts: new HostLookup({
+        servers: env.DELIVERY_DNS_SERVERS,
+        tryTimeoutMs: dnsTryTimeoutMs(env.WEBHOOK_TIMEOUT),
+        tries: 2,
+        observe: (answer) => dispatcherMetrics.hostLookups.inc({ answer }),
+      }),
     });
     onShutdown('webhook client', () => client.close());
     // A deleted destination's connection pools are closed; the rest are kept warm.
@@ -87,7 +93,7 @@ await runService({
       client,
       output,
       logger,
-      metrics: createDispatcherMetrics(metrics),
+      metrics: dispatcherMetrics,
       readiness,
       ladder,
       breaker: breakerFromSettings(env),

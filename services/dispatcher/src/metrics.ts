@@ -17,6 +17,8 @@ export interface DispatcherMetrics {
   retriesScheduled: Counter<'tier'>;
   /** Deliveries put back on the ladder without a request, by why. */
   deferred: Counter<'reason'>;
+  /** Webhook host names resolved, by how (host-lookup.ts). */
+  hostLookups: Counter<'answer'>;
   /** Deliveries being attempted now. */
   inFlight: Gauge<never>;
   /** Deliveries read and not yet settled, per lane, in records and bytes. */
@@ -85,6 +87,12 @@ export function createDispatcherMetrics({ registry }: Metrics): DispatcherMetric
       name: 'tributary_dispatcher_deferred_total',
       help: 'Deliveries put back on the retry ladder without a request: circuit_open or backlog_full',
       labelNames: ['reason'],
+      registers,
+    }),
+    hostLookups: new Counter({
+      name: 'tributary_dispatcher_host_lookups_total',
+      help: 'Webhook host names resolved, by answer: cache, stale (an expired answer used while a new query runs), dns (a query sent), system (the getaddrinfo fallback), localhost; failed: a query that ended without an address',
+      labelNames: ['answer'],
       registers,
     }),
     inFlight: new Gauge({ name: 'tributary_dispatcher_in_flight', help: 'Deliveries being attempted now', registers }),

@@ -265,5 +265,7 @@ describe('destinations whose name server never answers beside one whose does', (
     // retries once: two tries), not one per connection.
     for (let index = 0; index < dead.length; index++) expect(dns.queries.get(`hooks-${index}.hang.test`) ?? 0).toBeLessThanOrEqual(8);
     expect(dnsReceiver.requests.filter((request) => request.path === '/dead')).toEqual([]);
+    expect(await metricValue(dnsDispatcher.url, 'tributary_dispatcher_host_lookups_total', { answer: 'failed' })).toBeGreaterThanOrEqual(dead.length);
+    expect(await metricValue(dnsDispatcher.url, 'tributary_dispatcher_host_lookups_total', { answer: 'dns' })).toBeLessThanOrEqual(dead.length * 4 + 4);
   });
 });
