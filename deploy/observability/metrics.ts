@@ -1,8 +1,9 @@
 /**
  * The metrics the services expose, as the dashboards and alert rules in deploy/ expect them.
- * This is the one list both are checked against; a later test compares it with what the
- * running services actually serve at /metrics, so a renamed metric breaks a test instead of
- * silently emptying a panel or disarming an alert.
+ * This is the one list both are checked against, and test/e2e/metrics-contract.it.test.ts
+ * compares it with what the running services serve at /metrics (types, and the labels of every
+ * sample), so a renamed metric breaks a test instead of silently emptying a panel or disarming
+ * an alert.
  */
 
 export type MetricType = 'counter' | 'gauge' | 'histogram';
