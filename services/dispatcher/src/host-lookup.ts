@@ -45,7 +45,8 @@ export type SystemLookup = (hostname: string) => Promise<ResolvedAddress[]>;
  * How a name was answered: from the cache, from an expired answer while it is refreshed, by a
  * DNS query, by getaddrinfo, as localhost; `failed`: a query that ended without an address.
  */
-export type LookupAnswer = 'cache' | 'stale' | 'dns' | 'system' | 'localhost' | 'failed';
+export const LOOKUP_ANSWERS = ['cache', 'stale', 'dns', 'system', 'localhost', 'failed'] as const;
+export type LookupAnswer = (typeof LOOKUP_ANSWERS)[number];
 
 export interface HostLookupOptions {
   /** Name servers (`ip` or `ip:port`) to ask instead of the system's; no getaddrinfo fallback then. */

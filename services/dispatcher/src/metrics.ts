@@ -2,6 +2,7 @@
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { createQuarantineCounter, DELIVERY_LATENCY_BUCKETS, LATENCY_BUCKETS, type Metrics } from '@tributary/shared';
 import type { CircuitState } from '@tributary/schemas';
+import { LOOKUP_ANSWERS } from './host-lookup.js';
 import type { Settlement } from './next-step.js';
 
 export interface DispatcherMetrics {
@@ -45,7 +46,7 @@ export const CIRCUIT_STATE_VALUE: Record<CircuitState, number> = { closed: 0, ha
 
 export function createDispatcherMetrics({ registry }: Metrics): DispatcherMetrics {
   const registers = [registry];
-  return {
+  const metrics: DispatcherMetrics = {
     deliveryLatency: new Histogram({
       name: 'tributary_delivery_latency_seconds',
       help: 'Time from receipt by ingest to the first 2xx answer, retries included',
@@ -133,6 +134,9 @@ export function createDispatcherMetrics({ registry }: Metrics): DispatcherMetric
       registers,
     }),
   };
+  // Every answer's series from the start, so a rate of failed lookups is defined before the first.
+  for (const answer of LOOKUP_ANSWERS) metrics.hostLookups.inc({ answer }, 0);
+  return metrics;
 }
 
 type Result = 'delivered' | 'retry' | 'dead' | 'deferred';
