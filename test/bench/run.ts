@@ -338,13 +338,17 @@ async function main(options: BenchOptions): Promise<void> {
     say(`warm-up ${warm.drained ? 'drained' : 'NOT drained'} (${int(collector.counters.delivered)} of ${int(collector.counters.accepted)} delivered)`);
 
     // The pipeline's fixed cost: every process with no load at all.
-    say(`idle: ${IDLE_SECONDS} s without load`);
-    const idleFrom = elapsed();
-    const idleStartCpu = processes.snapshot();
-    await sleep(IDLE_SECONDS * 1000);
-    const idle = processes.usage(idleStartCpu, processes.snapshot(), IDLE_SECONDS, 0);
-    timelinePhases.push({ label: 'idle', fromS: idleFrom, toS: elapsed() });
-    say(`idle: ${idle.map((u) => `${u.name.split(' (')[0]} ${int(u.corePercent)} %`).join(', ')}`);
+    const measureIdle = async (what: string): Promise<ProcessUsage[]> => {
+      say(`${what}: ${IDLE_SECONDS} s without load`);
+      const from = elapsed();
+      const startCpu = processes.snapshot();
+      await sleep(IDLE_SECONDS * 1000);
+      const usage = processes.usage(startCpu, processes.snapshot(), IDLE_SECONDS, 0);
+      timelinePhases.push({ label: 'idle', fromS: from, toS: elapsed() });
+      say(`${what}: ${usage.map((u) => `${u.name.split(' (')[0]} ${int(u.corePercent)} %`).join(', ')}`);
+      return usage;
+    };
+    const idle = await measureIdle('idle');
 
     // Limits of this machine, with the pipeline idle.
     const { body: sampleBody, signature } = await sample;
@@ -506,14 +510,9 @@ async function main(options: BenchOptions): Promise<void> {
     // The fixed cost again, now that the JVMs have compiled their hot paths, as a broker that
     // has run for a while has: right after the warm-up the broker still spends a third of its
     // CPU in its JIT compiler threads (ANALYSIS.md, "where the broker's CPU goes").
-    say(`idle after the run: ${IDLE_SETTLE_SECONDS} s to settle, then ${IDLE_SECONDS} s without load`);
+    say(`idle after the run: ${IDLE_SETTLE_SECONDS} s to settle first`);
     await sleep(IDLE_SETTLE_SECONDS * 1000);
-    const idleAfterStartCpu = processes.snapshot();
-    const idleAfterFrom = elapsed();
-    await sleep(IDLE_SECONDS * 1000);
-    const idleAfter = processes.usage(idleAfterStartCpu, processes.snapshot(), IDLE_SECONDS, 0);
-    timelinePhases.push({ label: 'idle', fromS: idleAfterFrom, toS: elapsed() });
-    say(`idle after the run: ${idleAfter.map((u) => `${u.name.split(' (')[0]} ${int(u.corePercent)} %`).join(', ')}`);
+    const idleAfter = await measureIdle('idle after the run');
     generator.process.send({ kind: 'final' } satisfies GeneratorCommand);
     const generated: GeneratorFinal = await generator.next('final', 10_000);
     receiver.process.send({ kind: 'final' } satisfies ReceiverCommand);

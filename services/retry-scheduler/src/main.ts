@@ -50,7 +50,8 @@ await runService({
     await pending.start();
     onShutdown('pending-records admin', () => pending.stop());
 
-    const outputs = new Map(tiers.map((tier) => [tier, new TransactionalOutput({ kafka, transactionalId: `${namespace}-retry-${tier}-${env.INSTANCE_ID}`, logger })]));
+    const outputFor = (tier: string) => new TransactionalOutput({ kafka, transactionalId: `${namespace}-retry-${tier}-${env.INSTANCE_ID}`, logger });
+    const outputs = new Map(tiers.map((tier) => [tier, outputFor(tier)]));
     await Promise.all([...outputs.values()].map((output) => output.start(context.signal)));
     onShutdown('producers', async () => void (await Promise.all([...outputs.values()].map((output) => output.stop()))));
     readiness.set('producers', true);
@@ -96,7 +97,7 @@ await runService({
     // served from the next scan, not from this process's next restart. A scan the broker cannot
     // answer is tried again at the next one; a tier whose start fails is dropped and found again.
     const serveStray = async (tier: string): Promise<void> => {
-      const output = new TransactionalOutput({ kafka, transactionalId: `${namespace}-retry-${tier}-${env.INSTANCE_ID}`, logger });
+      const output = outputFor(tier);
       const scheduler = schedulerFor(tier, output);
       try {
         await output.start(context.signal);
