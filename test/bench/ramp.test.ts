@@ -21,6 +21,8 @@ function keptUp(rate: number, overrides: Partial<StepWindow> = {}): StepWindow {
 }
 
 const sustained = (rate: number): StepVerdict => judgeStep(keptUp(rate), 0.05);
+/** A step that delivered five sixths of what was offered while its backlog grew. */
+const failed = (rate: number): StepVerdict => judgeStep(keptUp(rate, { delivered: rate * 5, backlogEnd: 300 + rate }), 0.05);
 
 describe('judgeStep', () => {
   it('does not count a step kept up behind a standing queue: p99 over the bound', () => {
@@ -69,28 +71,50 @@ describe('nextRampAction', () => {
     expect(nextRampAction([sustained(2000), sustained(2500)], DEFAULT_RAMP)).toEqual({ kind: 'step', rate: 3100 });
   });
 
-  it('after the first failed step, tries halfway to it once, then holds the best sustained rate', () => {
-    const failed = (rate: number) => judgeStep(keptUp(rate, { delivered: rate * 5, backlogEnd: 300 + rate }), 0.05);
+  it('after the first failed step, bisects towards it at most twice, then holds the best sustained rate', () => {
     const upTo3100 = [sustained(2000), sustained(2500), failed(3100)];
     expect(nextRampAction(upTo3100, DEFAULT_RAMP)).toEqual({ kind: 'step', rate: 2800 });
 
-    const heldMidpoint = nextRampAction([...upTo3100, sustained(2800)], DEFAULT_RAMP);
+    expect(nextRampAction([...upTo3100, sustained(2800)], DEFAULT_RAMP)).toEqual({ kind: 'step', rate: 3000 });
+    const heldMidpoint = nextRampAction([...upTo3100, sustained(2800), failed(3000)], DEFAULT_RAMP);
     expect(heldMidpoint).toMatchObject({ kind: 'hold', rate: 2800 });
-    expect(heldMidpoint.kind === 'hold' && heldMidpoint.why).toContain('3,100/s was not sustained');
+    expect(heldMidpoint.kind === 'hold' && heldMidpoint.why).toContain('3,000/s was not sustained');
 
-    const failedMidpoint = nextRampAction([...upTo3100, failed(2800)], DEFAULT_RAMP);
-    expect(failedMidpoint).toMatchObject({ kind: 'hold', rate: 2500 });
-    expect(failedMidpoint.kind === 'hold' && failedMidpoint.why).toContain('2,800/s was not sustained: delivered 2,333/s of 2,800/s');
+    const failedMidpoint = [...upTo3100, failed(2800)];
+    expect(nextRampAction(failedMidpoint, DEFAULT_RAMP)).toEqual({ kind: 'step', rate: 2700 });
+    const twiceFailed = nextRampAction([...failedMidpoint, failed(2700)], DEFAULT_RAMP);
+    expect(twiceFailed).toMatchObject({ kind: 'hold', rate: 2500 });
+    expect(twiceFailed.kind === 'hold' && twiceFailed.why).toContain('2,700/s was not sustained: delivered 2,250/s of 2,700/s');
+  });
+
+  it('halves the rate while not even the start rate holds, then bisects upwards', () => {
+    // An overloaded step delivers less than the pipeline can carry: 2,000/s offered, 460 delivered.
+    const overloaded = judgeStep(keptUp(2000, { delivered: 2760, backlogEnd: 300 + 9240 }), 0.05);
+    expect(nextRampAction([overloaded], DEFAULT_RAMP)).toEqual({ kind: 'step', rate: 1000 });
+    expect(nextRampAction([overloaded, failed(1000)], DEFAULT_RAMP)).toEqual({ kind: 'step', rate: 500 });
+    expect(nextRampAction([overloaded, sustained(1000)], DEFAULT_RAMP)).toEqual({ kind: 'step', rate: 1500 });
+    expect(nextRampAction([overloaded, sustained(1000), failed(1500)], DEFAULT_RAMP)).toEqual({ kind: 'step', rate: 1300 });
+    const held = nextRampAction([overloaded, sustained(1000), failed(1500), sustained(1300)], DEFAULT_RAMP);
+    expect(held).toMatchObject({ kind: 'hold', rate: 1300 });
+    expect(held.kind === 'hold' && held.why).toContain('1,500/s was not sustained');
+  });
+
+  it('holds below what was delivered when nothing held down to the smallest rate', () => {
+    const steps = [2000, 1000, 500, 300, 200, 100].map((rate) => failed(rate));
+    const action = nextRampAction(steps, DEFAULT_RAMP);
+    expect(action).toMatchObject({ kind: 'hold', rate: 100 });
+    expect(action.kind === 'hold' && action.why).toContain('no step was sustained; 100/s was not sustained');
   });
 
   it('does not refine a gap of 10 % or less', () => {
-    const failed = judgeStep(keptUp(2200, { delivered: 11_000, backlogEnd: 300 + 2200 }), 0.05);
-    expect(nextRampAction([sustained(2000), failed], DEFAULT_RAMP)).toMatchObject({ kind: 'hold', rate: 2000 });
+    const failedJustAbove = judgeStep(keptUp(2200, { delivered: 11_000, backlogEnd: 300 + 2200 }), 0.05);
+    expect(nextRampAction([sustained(2000), failedJustAbove], DEFAULT_RAMP)).toMatchObject({ kind: 'hold', rate: 2000 });
   });
 
-  it('holds below what was delivered when not even the first step held', () => {
-    const failed = judgeStep(keptUp(2000, { delivered: 7200, backlogEnd: 300 + 4800 }), 0.05);
-    expect(nextRampAction([failed], DEFAULT_RAMP)).toMatchObject({ kind: 'hold', rate: 1000 });
+  it('holds the best rate when the step limit stops the search', () => {
+    const policy = { ...DEFAULT_RAMP, maxSteps: 2 };
+    expect(nextRampAction([failed(2000), sustained(1000)], policy)).toMatchObject({ kind: 'hold', rate: 1000 });
+    expect(nextRampAction([failed(2000), failed(1000)], policy)).toMatchObject({ kind: 'hold', rate: 700 });
   });
 
   it('stops when the delivered rate stops rising', () => {

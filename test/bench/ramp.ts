@@ -14,10 +14,13 @@
  *   `maxP99Ms` (500 ms): keeping up behind a standing queue of seconds is not a usable
  *   operating point, so it is not counted as sustained.
  *
- * The ramp stops at the first step that is not sustained, or once the delivered rate stops
- * rising, or at `maxSteps` / `maxRate`. After the first step that is not sustained it tries
- * once more halfway between it and the highest sustained step (when they are more than
- * `refineAbove` apart), so the figure held is within about half a step of the limit.
+ * The ramp climbs until a step is not sustained, the delivered rate stops rising, or
+ * `maxSteps` / `maxRate`. Then it bisects: halfway between the highest sustained step and the
+ * lowest failed one, at most `maxRefinements` times while they are more than `refineAbove`
+ * apart. When not even the start rate holds it halves the rate until a step does, then bisects
+ * the same way: on a machine slower than the start rate, what an overloaded step still delivered
+ * is no measure of the maximum (ingest and the broker take the cores first, so the delivered
+ * rate collapses below what a rate the pipeline can carry delivers).
  */
 
 export interface StepWindow {
@@ -61,8 +64,10 @@ export interface RampPolicy {
   tolerance: number;
   /** A step whose delivered rate is not this fraction above the previous one's ends the ramp. */
   minGain: number;
-  /** Try the midpoint once when the first failed rate is more than this fraction above the best. */
+  /** Bisect while the lowest failed rate is more than this fraction above the best sustained one… */
   refineAbove: number;
+  /** …at most this many times. */
+  maxRefinements: number;
   /** Highest end-to-end latency p99 of a sustained step. */
   maxP99Ms: number;
 }
@@ -75,6 +80,7 @@ export const DEFAULT_RAMP: RampPolicy = {
   tolerance: 0.05,
   minGain: 0.03,
   refineAbove: 0.1,
+  maxRefinements: 2,
   maxP99Ms: 500,
 };
 
@@ -102,24 +108,30 @@ export type RampAction = { kind: 'step'; rate: number } | { kind: 'hold'; rate: 
 export function nextRampAction(steps: StepVerdict[], policy: RampPolicy): RampAction {
   const last = steps[steps.length - 1];
   if (!last) return { kind: 'step', rate: policy.startRate };
+  const failed = steps.filter((step) => !step.sustained);
   const sustained = steps.filter((step) => step.sustained);
-  const best = sustained[sustained.length - 1];
-  const firstFailure = steps.findIndex((step) => !step.sustained);
-  if (best && firstFailure >= 0 && firstFailure === steps.length - 1) {
-    const failedRate = steps[firstFailure]!.targetRate;
-    const midpoint = roundRate((best.targetRate + failedRate) / 2);
-    if (failedRate > best.targetRate * (1 + policy.refineAbove) && midpoint > best.targetRate && midpoint < failedRate) {
-      return { kind: 'step', rate: midpoint };
-    }
-  }
-  if (firstFailure >= 0) {
-    const failed = steps.filter((step) => !step.sustained);
-    const lowestFailed = failed.reduce((low, step) => (step.targetRate < low.targetRate ? step : low), failed[0]!);
-    if (best) return { kind: 'hold', rate: best.targetRate, why: `${fmt(lowestFailed.targetRate)}/s was not sustained: ${lowestFailed.reasons.join('; ')}` };
-    // Not even the first step held: hold what the pipeline did deliver, rounded down.
+  const stepsLeft = steps.length < policy.maxSteps;
+  if (failed.length === 0) return climb(steps, sustained, policy);
+
+  const lowestFailed = failed.reduce((low, step) => (step.targetRate < low.targetRate ? step : low));
+  const best = sustained.reduce<StepVerdict | undefined>((high, step) => (high && high.targetRate >= step.targetRate ? high : step), undefined);
+  const notHeld = `${fmt(lowestFailed.targetRate)}/s was not sustained: ${lowestFailed.reasons.join('; ')}`;
+  if (!best) {
+    const lower = roundRate(lowestFailed.targetRate / 2);
+    if (stepsLeft && lower < lowestFailed.targetRate) return { kind: 'step', rate: lower };
+    // Nothing held, down to the smallest rate: hold what the pipeline did deliver, rounded down.
     const rate = Math.max(100, Math.floor((last.deliveredRate * 0.9) / 100) * 100);
-    return { kind: 'hold', rate, why: `the first step (${fmt(last.targetRate)}/s) was not sustained: ${last.reasons.join('; ')}` };
+    return { kind: 'hold', rate, why: `no step was sustained; ${notHeld}` };
   }
+  const midpoint = roundRate((best.targetRate + lowestFailed.targetRate) / 2);
+  const worthBisecting = lowestFailed.targetRate > best.targetRate * (1 + policy.refineAbove) && midpoint > best.targetRate && midpoint < lowestFailed.targetRate;
+  if (worthBisecting && stepsLeft && refinementsSoFar(steps) < policy.maxRefinements) return { kind: 'step', rate: midpoint };
+  return { kind: 'hold', rate: best.targetRate, why: notHeld };
+}
+
+/** Before any failure: up by the factor while the delivered rate rises and the limits allow. */
+function climb(steps: StepVerdict[], sustained: StepVerdict[], policy: RampPolicy): RampAction {
+  const last = steps[steps.length - 1]!;
   const previous = sustained[sustained.length - 2];
   if (previous && last.deliveredRate < previous.deliveredRate * (1 + policy.minGain)) {
     return { kind: 'hold', rate: previous.targetRate, why: `the delivered rate stopped rising at ${fmt(last.deliveredRate)}/s` };
@@ -129,6 +141,18 @@ export function nextRampAction(steps: StepVerdict[], policy: RampPolicy): RampAc
     return { kind: 'hold', rate: last.targetRate, why: `the ramp's limit was reached (${steps.length} steps, at most ${fmt(policy.maxRate)}/s)` };
   }
   return { kind: 'step', rate: next };
+}
+
+/** Steps taken since the ramp first had both a sustained and a failed step: the bisection's. */
+function refinementsSoFar(steps: StepVerdict[]): number {
+  let seenSustained = false;
+  let seenFailed = false;
+  for (let index = 0; index < steps.length; index++) {
+    if (steps[index]!.sustained) seenSustained = true;
+    else seenFailed = true;
+    if (seenSustained && seenFailed) return steps.length - 1 - index;
+  }
+  return 0;
 }
 
 /** Rates in whole batches of 100 events. */
