@@ -62,6 +62,11 @@ const DRAIN_TIMEOUT_MS = 30_000;
 /** Holds tried again lower when the one at the ramp's rate is not sustained. */
 const MAX_HOLD_RETRIES = 2;
 const FINAL_DRAIN_TIMEOUT_MS = 60_000;
+/**
+ * Consumer lag, in records, below which the consumers count as caught up: at rest the committed
+ * offsets trail by about a batch per consumer (a transaction's worth), never by thousands.
+ */
+const SETTLED_LAG_RECORDS = 1_000;
 const PROGRESS_EVERY_MS = 5000;
 const IDLE_SETTLE_SECONDS = 10;
 const IDLE_SECONDS = 10;
@@ -308,6 +313,16 @@ async function main(options: BenchOptions): Promise<void> {
       return { drained: false, seconds: (Date.now() - started) / 1000 };
     };
 
+    /** Waits for the consumer lag of the run's consumers to fall under SETTLED_LAG_RECORDS. */
+    const settleLag = async (timeoutMs: number): Promise<boolean> => {
+      const started = Date.now();
+      while (Date.now() - started < timeoutMs) {
+        if (laggedRecords(await kafkaLag(admin, topics, withIndexer)) <= SETTLED_LAG_RECORDS) return true;
+        await sleep(500);
+      }
+      return false;
+    };
+
     const timelinePhases: ChartPhase[] = [];
     const runPhase = async (label: string, chartLabel: string, tag: string, rate: number, seconds: number) => {
       const from = elapsed();
@@ -397,9 +412,13 @@ async function main(options: BenchOptions): Promise<void> {
       );
       action = nextRampAction(verdicts, options.ramp);
       if (action.kind === 'step' && !verdict.sustained) {
-        // The midpoint after a failed step starts from an empty pipeline, not behind the failed step's queue.
+        // The next step starts from an empty pipeline, not behind the failed step's queue: every
+        // accepted message delivered, and the consumers that trail delivery (the indexer's) caught
+        // up, or the next step is judged on the lag the failed one left.
         setRate(0, 'ramp');
         await drain(DRAIN_TIMEOUT_MS);
+        const settled = await settleLag(DRAIN_TIMEOUT_MS);
+        if (!settled) notes.push(`the Kafka lag left by the ramp step at ${int(rate)}/s was still over ${int(SETTLED_LAG_RECORDS)} records ${DRAIN_TIMEOUT_MS / 1000} s after it; the next step started on top of it`);
       }
     }
     setRate(0, 'ramp');
