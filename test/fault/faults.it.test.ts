@@ -50,6 +50,9 @@ beforeAll(async () => {
     ROUTER_SESSION_TIMEOUT: '8s',
     RETRY_SCHEDULER_SESSION_TIMEOUT: '8s',
     DELIVERY_SESSION_TIMEOUT: '8s',
+    // Several tier scans fall inside the broker outage: a scan the broker cannot answer must
+    // leave the retry-scheduler running (the default 1 m may fall before or after it).
+    RETRY_SCHEDULER_TIER_SCAN_INTERVAL: '5s',
     // Short enough that the slow-trickle case does not wait the default 30 s.
     INGEST_REQUEST_TIMEOUT: '5s',
     LOG_LEVEL: 'warn',
