@@ -11,6 +11,17 @@ import { isDestination, parseConfigKey, type ConfigState } from './config-model.
 import type { Logger } from './logger.js';
 import { CompactedTopicReader } from './table.js';
 
+/**
+ * How many destinations a source's messages are delivered to: the enabled ones. Ingest counts
+ * a source's share with it and the router sizes its routing chunks with it, so both weigh a
+ * message by the deliveries it makes, not by the destinations merely connected.
+ */
+export function enabledDestinations(destinations: ReadonlyArray<{ enabled: boolean }>): number {
+  let enabled = 0;
+  for (const destination of destinations) if (destination.enabled) enabled++;
+  return enabled;
+}
+
 export class ConfigView {
   private sourcesById = new Map<string, Source>();
   private sourcesByWriteKey = new Map<string, Source>();

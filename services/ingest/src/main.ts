@@ -8,6 +8,7 @@ import {
   ConfigView,
   createInfrastructure,
   createHttpServer,
+  enabledDestinations,
   listen,
   prepareInfrastructure,
   groupByTopic,
@@ -20,7 +21,7 @@ import { adminEnv, mountAdmin } from './admin/index.js';
 import { registerConsole } from './console.js';
 import { createIngestMetrics, transactionObserver } from './ingest-metrics.js';
 import { registerSegmentApi } from './segment-api.js';
-import { enabledDestinations, SourceLanes } from './source-lanes.js';
+import { SourceLanes } from './source-lanes.js';
 import { ingestEnv } from './settings.js';
 
 await runService({

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BYTES_PER_UNIT, enabledDestinations, shareUnits, SourceLanes } from './source-lanes.js';
+import { enabledDestinations } from '@tributary/shared';
+import { BYTES_PER_UNIT, shareUnits, SourceLanes } from './source-lanes.js';
 
 describe('SourceLanes', () => {
   it('sends a source to the main lane up to its rate, and what is past it to the overflow lane', () => {

@@ -22,13 +22,6 @@
 
 export type IngestLane = 'main' | 'overflow';
 
-/** Destinations a source's messages are delivered to: the enabled ones. */
-export function enabledDestinations(destinations: ReadonlyArray<{ enabled: boolean }>): number {
-  let enabled = 0;
-  for (const destination of destinations) if (destination.enabled) enabled++;
-  return enabled;
-}
-
 /** Bytes of request body that count as one message's worth of a source's share. */
 export const BYTES_PER_UNIT = 4_096;
 

@@ -153,9 +153,14 @@ describe('routeChunk', () => {
 describe('routingWeight', () => {
   const sized = (message: IngestMessage, bytes: number): DecodedRecord => ({ offset: '0', raw: { ...raw, value: Buffer.alloc(bytes) }, message });
 
-  it('estimates what routing a record writes: its bytes once per destination of its source', () => {
+  it('estimates what routing a record writes: its bytes once per enabled destination of its source', () => {
     expect(routingWeight(sized(FIXTURES.track, 30_000), config)).toBe(60_000);
     expect(routingWeight(sized({ ...FIXTURES.track, sourceId: 'nobody' }, 30_000), config)).toBe(30_000);
+    // A disabled destination gets no delivery, so it adds nothing (all disabled: the record's own bytes).
+    const oneDisabled = lookup([web], [destination('crm', ['web'], false), destination('bi', ['web']), destination('ops', ['web'])]);
+    expect(routingWeight(sized(FIXTURES.track, 30_000), oneDisabled)).toBe(60_000);
+    const allDisabled = lookup([web], [destination('crm', ['web'], false)]);
+    expect(routingWeight(sized(FIXTURES.track, 30_000), allDisabled)).toBe(30_000);
   });
 
   it('counts an invalid record by its own bytes (it goes to the quarantine once)', () => {

@@ -9,7 +9,7 @@ import { deliveryKey, type Delivery, type Destination, type IngestMessage, type 
 import { dedupKey, type DedupClaims } from './dedup.js';
 import { checkMessage, InvalidMessage, parseFreeForm, type FreeForm } from './message.js';
 import { renderBody } from './render.js';
-import { contextIntegrations, decideRoute, webhooksEnabled, type FilterReason } from '@tributary/shared';
+import { contextIntegrations, decideRoute, enabledDestinations, webhooksEnabled, type FilterReason } from '@tributary/shared';
 
 /** The record as read from Kafka, for the quarantine should it turn out invalid. */
 export interface RawRecord {
@@ -44,8 +44,8 @@ export interface ChunkOutcome {
 }
 
 /**
- * What routing a record writes, estimated before it is routed: its bytes once per destination
- * of its source (each delivery carries the rendered body, about the record's size). Routing
+ * What routing a record writes, estimated before it is routed: its bytes once per enabled
+ * destination of its source (each delivery carries the rendered body, about the record's size). Routing
  * transactions are bounded by it (ROUTER_MAX_BATCH_BYTES) as well as by records: a fetch's worth
  * of 30 KB records (1 MB a partition) to a source with ten destinations made transactions of up
  * to 60 MB, and the main lane's records (and every read_committed reader of the partitions they
@@ -54,7 +54,7 @@ export interface ChunkOutcome {
 export function routingWeight(record: DecodedRecord, config: ConfigLookup): number {
   const bytes = record.raw.value?.length ?? 0;
   if ('invalid' in record) return bytes;
-  return bytes * Math.max(1, config.destinationsForSource(record.message.sourceId).length);
+  return bytes * Math.max(1, enabledDestinations(config.destinationsForSource(record.message.sourceId)));
 }
 
 const increment = <K>(counts: Map<K, number>, key: K): void => void counts.set(key, (counts.get(key) ?? 0) + 1);
