@@ -14,6 +14,19 @@ export async function groupLag(admin: Admin, groupId: string, topic: string): Pr
   return lag;
 }
 
+/**
+ * Consumer lag, in records, below which a consumer that trails delivery (the delivery log's
+ * indexer) counts as caught up: at rest committed offsets trail by about a transaction's worth.
+ */
+export const SETTLED_LAG_RECORDS = 1_000;
+
+/** Records the delivery log's indexer has not committed past, over the three topics it reads. */
+export async function indexerLag(admin: Admin, topics: TopicNames): Promise<number> {
+  const groupId = `${topics.namespace}-indexer`;
+  const lags = await Promise.all([topics.ingest, topics.ingestOverflow, topics.attempts].map((topic) => groupLag(admin, groupId, topic)));
+  return lags.reduce((sum, lag) => sum + lag, 0);
+}
+
 /** Records waiting at each step of the delivery path that a new event passes. */
 export interface PathBacklog {
   routerMain: number;

@@ -37,7 +37,7 @@ import { DELIVERY_PATH, parseNoisyOptions, parseOptions, scenarioOf, SERVICES, s
 import { cpuBudget } from './cpu-budget.js';
 import { findStackJvms } from './proc.js';
 import { forkChild, ProcessTable, stopChild, type Child } from './children.js';
-import { groupLag } from './kafka-lag.js';
+import { groupLag, indexerLag, SETTLED_LAG_RECORDS } from './kafka-lag.js';
 import { kafkaRequestRates, readKafkaRequests, readTransactionCounters, transactionRates } from './service-metrics.js';
 import type {
   GeneratorCommand,
@@ -62,11 +62,6 @@ const DRAIN_TIMEOUT_MS = 30_000;
 /** Holds tried again lower when the one at the ramp's rate is not sustained. */
 const MAX_HOLD_RETRIES = 2;
 const FINAL_DRAIN_TIMEOUT_MS = 60_000;
-/**
- * Consumer lag, in records, below which the consumers count as caught up: at rest the committed
- * offsets trail by about a batch per consumer (a transaction's worth), never by thousands.
- */
-const SETTLED_LAG_RECORDS = 1_000;
 const PROGRESS_EVERY_MS = 5000;
 const IDLE_SETTLE_SECONDS = 10;
 const IDLE_SECONDS = 10;
@@ -168,15 +163,13 @@ class Collector {
 // Kafka consumer lag of the router and dispatcher groups (groupLag: kafka-lag.ts)
 
 async function kafkaLag(admin: Admin, topics: TopicNames, withIndexer: boolean): Promise<KafkaLag> {
-  const [router, routerOverflow, dispatcher, indexerIngest, indexerOverflow, indexerAttempts] = await Promise.all([
+  const [router, routerOverflow, dispatcher, indexer] = await Promise.all([
     groupLag(admin, `${topics.namespace}-router`, topics.ingest),
     groupLag(admin, `${topics.namespace}-router-overflow`, topics.ingestOverflow),
     groupLag(admin, `${topics.namespace}-dispatcher`, topics.deliveries),
-    withIndexer ? groupLag(admin, `${topics.namespace}-indexer`, topics.ingest) : 0,
-    withIndexer ? groupLag(admin, `${topics.namespace}-indexer`, topics.ingestOverflow) : 0,
-    withIndexer ? groupLag(admin, `${topics.namespace}-indexer`, topics.attempts) : 0,
+    withIndexer ? indexerLag(admin, topics) : 0,
   ]);
-  return { router: router + routerOverflow, dispatcher, indexer: indexerIngest + indexerOverflow + indexerAttempts };
+  return { router: router + routerOverflow, dispatcher, indexer };
 }
 
 /** What the ramp counts as the pipeline's Kafka lag: every consumer the run started, the indexer's included. */
