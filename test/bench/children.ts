@@ -7,7 +7,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sampleProcess, type ProcessSample } from './proc.js';
+import { jitSecondsBetween, sampleProcess, type ProcessSample } from './proc.js';
 import type { ProcessUsage } from './result.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -88,6 +88,7 @@ export class ProcessTable {
         corePercent: (cpuSeconds / seconds) * 100,
         cpuMsPer1kEvents: events > 0 ? (cpuSeconds * 1e6) / events : Number.NaN,
         peakRssBytes: end.peakRssBytes,
+        ...(end.jitThreads.size > 0 ? { jitCpuSeconds: jitSecondsBetween(start.jitThreads, end.jitThreads) } : {}),
       });
     }
     return usage;

@@ -17,6 +17,15 @@ describe('cpuBudget', () => {
     });
   });
 
+  it("counts the path JVMs' JIT compilation, per 1,000 events, when it was measured", () => {
+    // The broker: 2 s of CPU at 700 ms per 1,000 events, half a second of it compiling.
+    const broker = { ...usage('Kafka broker (JVM)', 700, 30), cpuSeconds: 2, jitCpuSeconds: 0.5 };
+    const registry = { ...usage('schema registry (JVM)', 10, 1), jitCpuSeconds: 1 };
+    const budget = cpuBudget(['ingest', 'Kafka broker (JVM)'], 'indexer', { max: [usage('ingest', 50, 20), broker, registry], steady: [broker], idle: [] });
+    expect(budget.jit).toEqual({ maxMsPer1k: 175, steadyMsPer1k: 175 });
+    expect(cpuBudget(['ingest'], 'indexer', { max: [usage('ingest', 50, 20)], steady: [], idle: [] }).jit).toBeUndefined();
+  });
+
   it('adds the idle share after the run when it was measured', () => {
     const phase = [usage('ingest', 50, 20), usage('indexer', 40, 15)];
     const budget = cpuBudget(['ingest'], 'indexer', { max: phase, steady: phase, idle: [usage('ingest', 0, 6)], idleAfter: [usage('ingest', 0, 2), usage('indexer', 0, 1)] });

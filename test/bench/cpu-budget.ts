@@ -14,6 +14,9 @@ export function cpuBudget(
   const sum = (list: ProcessUsage[], field: 'cpuMsPer1kEvents' | 'corePercent', names: readonly string[]) =>
     list.filter((u) => names.includes(u.name)).reduce((total, u) => total + u[field], 0);
   const { idleAfter } = usage;
+  const jitMsPer1k = (list: ProcessUsage[]) =>
+    list.filter((u) => pathProcesses.includes(u.name) && u.cpuSeconds > 0).reduce((total, u) => total + ((u.jitCpuSeconds ?? 0) / u.cpuSeconds) * u.cpuMsPer1kEvents, 0);
+  const measuredJit = [...usage.max, ...usage.steady].some((u) => pathProcesses.includes(u.name) && u.jitCpuSeconds !== undefined);
   return {
     processes: [...pathProcesses],
     maxMsPer1k: sum(usage.max, 'cpuMsPer1kEvents', pathProcesses),
@@ -26,5 +29,6 @@ export function cpuBudget(
       idlePercent: sum(usage.idle, 'corePercent', [indexer]),
       ...(idleAfter ? { idleAfterPercent: sum(idleAfter, 'corePercent', [indexer]) } : {}),
     },
+    ...(measuredJit ? { jit: { maxMsPer1k: jitMsPer1k(usage.max), steadyMsPer1k: jitMsPer1k(usage.steady) } } : {}),
   };
 }

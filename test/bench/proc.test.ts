@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jvmRole, parseCpuTicks, parseStatusKb } from './proc.js';
+import { isJitCompilerThread, jitSecondsBetween, jvmRole, parseCpuTicks, parseStatusKb } from './proc.js';
 
 describe('/proc parsing', () => {
   it('reads utime and stime after a command name with spaces and parentheses', () => {
@@ -15,6 +15,19 @@ describe('/proc parsing', () => {
     const status = 'Name:\tjava\nVmPeak:\t 5000000 kB\nVmHWM:\t  750976 kB\nVmRSS:\t  700000 kB\n';
     expect(parseStatusKb(status, 'VmHWM')).toBe(750976 * 1024);
     expect(parseStatusKb(status, 'VmSwap')).toBeUndefined();
+  });
+
+  it("recognises HotSpot's compiler threads by the kernel's 15-character thread name", () => {
+    expect(isJitCompilerThread('C2 CompilerThre\n')).toBe(true);
+    expect(isJitCompilerThread('C1 CompilerThre')).toBe(true);
+    expect(isJitCompilerThread('data-plane-kafk')).toBe(false);
+    expect(isJitCompilerThread('G1 Conc#0')).toBe(false);
+  });
+
+  it('sums the compiler threads between two samples, a thread started meanwhile from zero', () => {
+    const start = new Map([[10, 5], [11, 2]]);
+    const end = new Map([[10, 7.5], [11, 2], [12, 0.25]]);
+    expect(jitSecondsBetween(start, end)).toBe(2.75);
   });
 
   it("recognises the stack's JVMs by command line", () => {

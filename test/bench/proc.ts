@@ -37,6 +37,48 @@ export interface ProcessSample {
   /** The part of cpuSeconds spent in the kernel (system calls: sockets, files). */
   systemSeconds: number;
   peakRssBytes: number | undefined;
+  /** CPU seconds of each HotSpot JIT compiler thread, by thread id (empty for a process that has none). */
+  jitThreads: Map<number, number>;
+}
+
+/**
+ * HotSpot names its compiler threads "C1 CompilerThread0", "C2 CompilerThread1" … (the kernel
+ * keeps 15 characters). A JVM a few minutes old spends much of its CPU in them — the broker of
+ * a bench run, which starts its own stack, above all — which a long-running one no longer does.
+ */
+export function isJitCompilerThread(comm: string): boolean {
+  return /^C[12] CompilerThre/.test(comm.trim());
+}
+
+function jitThreads(pid: number): Map<number, number> {
+  const threads = new Map<number, number>();
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return threads;
+  }
+  for (const tid of tids) {
+    try {
+      if (!isJitCompilerThread(readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8'))) continue;
+      const { user, system } = parseCpuTicks(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
+      threads.set(Number(tid), (user + system) / clockTicks());
+    } catch {
+      // The thread ended meanwhile (HotSpot starts and stops compiler threads as its queue needs).
+    }
+  }
+  return threads;
+}
+
+/**
+ * CPU seconds the JIT compiler threads spent between two samples: threads started meanwhile
+ * count from zero; a thread that ended meanwhile takes its share with it, so this is a lower
+ * bound when HotSpot stopped one (on two cores it runs one of each kind and keeps them).
+ */
+export function jitSecondsBetween(start: Map<number, number>, end: Map<number, number>): number {
+  let seconds = 0;
+  for (const [tid, cpu] of end) seconds += Math.max(0, cpu - (start.get(tid) ?? 0));
+  return seconds;
 }
 
 /** undefined when the process is gone. */
@@ -47,6 +89,7 @@ export function sampleProcess(pid: number): ProcessSample | undefined {
       cpuSeconds: (user + system) / clockTicks(),
       systemSeconds: system / clockTicks(),
       peakRssBytes: parseStatusKb(readFileSync(`/proc/${pid}/status`, 'utf8'), 'VmHWM'),
+      jitThreads: jitThreads(pid),
     };
   } catch {
     return undefined;

@@ -111,6 +111,12 @@ describe('renderMarkdown', () => {
     expect(md).toContain('The indexer (delivery log) adds 61 ms per 1,000 events in (a), 95 in (b), 1.5 % of a core idle.');
     expect(renderMarkdown(result(), 'run.svg')).not.toContain('Pipeline CPU');
   });
+
+  it("separates the broker's JIT compilation from the bill when it was measured", () => {
+    const budget = { processes: ['router', 'Kafka broker (JVM)'], maxMsPer1k: 900, steadyMsPer1k: 800, idlePercent: 10, indexer: { maxMsPer1k: 0, steadyMsPer1k: 0, idlePercent: 0 }, jit: { maxMsPer1k: 250, steadyMsPer1k: 120 } };
+    const md = renderMarkdown({ ...result(), cpuBudget: budget }, 'run.svg');
+    expect(md).toContain("**900 ms per 1,000 delivered events in (a)**, 800 in (b) (of which the broker's JIT compilers, a cost of a broker minutes old: 250 in (a), 120 in (b); without them 650 and 680);");
+  });
 });
 
 describe('number formats', () => {

@@ -166,10 +166,14 @@ export function renderMarkdown(result: BenchResult, chartFile: string): string {
 /** The pipeline's CPU bill (delivery path + broker), with the indexer's share beside it; older results have none. */
 function budgetLines({ cpuBudget }: Pick<BenchResult, 'cpuBudget'>): string[] {
   if (!cpuBudget) return [];
-  const { maxMsPer1k, steadyMsPer1k, idlePercent, idleAfterPercent, indexer } = cpuBudget;
+  const { maxMsPer1k, steadyMsPer1k, idlePercent, idleAfterPercent, indexer, jit } = cpuBudget;
   const afterRun = (percent: number | undefined) => (percent === undefined ? '' : ` (${percent.toFixed(1)} % after the run)`);
+  const compiling = jit
+    ? ` (of which the broker's JIT compilers, a cost of a broker minutes old: ${int(jit.maxMsPer1k)} in (a), ${int(jit.steadyMsPer1k)} in (b); ` +
+      `without them ${int(maxMsPer1k - jit.maxMsPer1k)} and ${int(steadyMsPer1k - jit.steadyMsPer1k)})`
+    : '';
   return [
-    `**Pipeline CPU** (${cpuBudget.processes.join(', ')}): **${int(maxMsPer1k)} ms per 1,000 delivered events in (a)**, ${int(steadyMsPer1k)} in (b); ` +
+    `**Pipeline CPU** (${cpuBudget.processes.join(', ')}): **${int(maxMsPer1k)} ms per 1,000 delivered events in (a)**, ${int(steadyMsPer1k)} in (b)${compiling}; ` +
       `**idle ${idlePercent.toFixed(1)} % of one core**${afterRun(idleAfterPercent)}. The indexer (delivery log) adds ${int(indexer.maxMsPer1k)} ms per 1,000 events in (a), ` +
       `${int(indexer.steadyMsPer1k)} in (b), ${indexer.idlePercent.toFixed(1)} % of a core idle${afterRun(indexer.idleAfterPercent)}.`,
     '',

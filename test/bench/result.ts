@@ -30,6 +30,8 @@ export interface ProcessUsage {
   /** CPU milliseconds per 1,000 events delivered in the interval. */
   cpuMsPer1kEvents: number;
   peakRssBytes: number | undefined;
+  /** Of cpuSeconds, what a JVM's JIT compiler threads spent (JVMs only; absent from older results). */
+  jitCpuSeconds?: number;
 }
 
 export interface PhaseResult {
@@ -79,6 +81,11 @@ export interface CpuBudget {
   idleAfterPercent?: number;
   /** What the indexer adds on top. */
   indexer: { maxMsPer1k: number; steadyMsPer1k: number; idlePercent: number; idleAfterPercent?: number };
+  /**
+   * Of maxMsPer1k and steadyMsPer1k, what the summed JVMs (the broker) spent compiling: a cost of
+   * the bench's young broker that a long-running one no longer pays (absent from older results).
+   */
+  jit?: { maxMsPer1k: number; steadyMsPer1k: number };
 }
 
 export interface RampStep extends StepVerdict {
