@@ -20,6 +20,20 @@ export async function groupLag(admin: Admin, groupId: string, topic: string): Pr
  */
 export const SETTLED_LAG_RECORDS = 1_000;
 
+/**
+ * Measures every half second until `measure()` is at most `limit` or `timeoutMs` has passed:
+ * how long that took, and the last measure (over `limit` when it timed out).
+ */
+export async function waitUntilAtMost(measure: () => Promise<number>, limit: number, timeoutMs: number): Promise<{ waitedMs: number; last: number }> {
+  const started = Date.now();
+  let last = await measure();
+  while (last > limit && Date.now() - started < timeoutMs) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    last = await measure();
+  }
+  return { waitedMs: Date.now() - started, last };
+}
+
 /** Records the delivery log's indexer has not committed past, over the three topics it reads. */
 export async function indexerLag(admin: Admin, topics: TopicNames): Promise<number> {
   const groupId = `${topics.namespace}-indexer`;

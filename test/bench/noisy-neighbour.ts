@@ -42,7 +42,7 @@ import { LatencyHistogram, type LatencySummary } from './histogram.js';
 import { SERVICES, settingsNote, type BenchService } from './options.js';
 import { findStackJvms } from './proc.js';
 import type { FailingReceiverReport, GeneratorCommand, GeneratorFinal, GeneratorReport, ReceiverCommand, ReceiverFinal, ReceiverReport } from './protocol.js';
-import { deliveryPathBacklog, indexerLag, maxBacklog, pathBacklog, SETTLED_LAG_RECORDS, type PathBacklog } from './kafka-lag.js';
+import { deliveryPathBacklog, indexerLag, maxBacklog, pathBacklog, SETTLED_LAG_RECORDS, waitUntilAtMost, type PathBacklog } from './kafka-lag.js';
 import { int, ms } from './report.js';
 import type { ProcessUsage } from './result.js';
 
@@ -235,13 +235,8 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
     // delivers (a healthy one above all) leaves a backlog, and the next phase would otherwise
     // measure what that one left rather than its own effect. The wait is reported.
     const waitBelow = async (before: string, what: string, limit: number, measure: () => Promise<number>): Promise<void> => {
-      const started = Date.now();
-      let waiting = await measure();
-      while (waiting > limit && Date.now() - started < DRAIN_LIMIT_MS) {
-        await sleep(500);
-        waiting = await measure();
-      }
-      const waited = (Date.now() - started) / 1000;
+      const { waitedMs, last: waiting } = await waitUntilAtMost(measure, limit, DRAIN_LIMIT_MS);
+      const waited = waitedMs / 1000;
       if (waited >= 1 || waiting > limit) {
         const note = `waited ${waited.toFixed(0)} s before ${before} for ${what}${waiting > limit ? `; ${int(waiting)} records were still waiting` : ''}`;
         notes.push(note);

@@ -37,7 +37,7 @@ import { DELIVERY_PATH, parseNoisyOptions, parseOptions, scenarioOf, SERVICES, s
 import { cpuBudget } from './cpu-budget.js';
 import { findStackJvms } from './proc.js';
 import { forkChild, ProcessTable, stopChild, type Child } from './children.js';
-import { groupLag, indexerLag, SETTLED_LAG_RECORDS } from './kafka-lag.js';
+import { groupLag, indexerLag, SETTLED_LAG_RECORDS, waitUntilAtMost } from './kafka-lag.js';
 import { kafkaRequestRates, readKafkaRequests, readTransactionCounters, transactionRates } from './service-metrics.js';
 import type {
   GeneratorCommand,
@@ -306,16 +306,6 @@ async function main(options: BenchOptions): Promise<void> {
       return { drained: false, seconds: (Date.now() - started) / 1000 };
     };
 
-    /** Waits for the consumer lag of the run's consumers to fall under SETTLED_LAG_RECORDS. */
-    const settleLag = async (timeoutMs: number): Promise<boolean> => {
-      const started = Date.now();
-      while (Date.now() - started < timeoutMs) {
-        if (laggedRecords(await kafkaLag(admin, topics, withIndexer)) <= SETTLED_LAG_RECORDS) return true;
-        await sleep(500);
-      }
-      return false;
-    };
-
     const timelinePhases: ChartPhase[] = [];
     const runPhase = async (label: string, chartLabel: string, tag: string, rate: number, seconds: number) => {
       const from = elapsed();
@@ -410,8 +400,8 @@ async function main(options: BenchOptions): Promise<void> {
         // up, or the next step is judged on the lag the failed one left.
         setRate(0, 'ramp');
         await drain(DRAIN_TIMEOUT_MS);
-        const settled = await settleLag(DRAIN_TIMEOUT_MS);
-        if (!settled) notes.push(`the Kafka lag left by the ramp step at ${int(rate)}/s was still over ${int(SETTLED_LAG_RECORDS)} records ${DRAIN_TIMEOUT_MS / 1000} s after it; the next step started on top of it`);
+        const lag = await waitUntilAtMost(async () => laggedRecords(await kafkaLag(admin, topics, withIndexer)), SETTLED_LAG_RECORDS, DRAIN_TIMEOUT_MS);
+        if (lag.last > SETTLED_LAG_RECORDS) notes.push(`the Kafka lag left by the ramp step at ${int(rate)}/s was still over ${int(SETTLED_LAG_RECORDS)} records ${DRAIN_TIMEOUT_MS / 1000} s after it; the next step started on top of it`);
       }
     }
     setRate(0, 'ramp');
