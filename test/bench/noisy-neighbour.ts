@@ -44,6 +44,7 @@ import { findStackJvms } from './proc.js';
 import type { FailingReceiverReport, GeneratorCommand, GeneratorFinal, GeneratorReport, ReceiverCommand, ReceiverFinal, ReceiverReport } from './protocol.js';
 import { deliveryPathBacklog, indexerLag, maxBacklog, pathBacklog, SETTLED_LAG_RECORDS, waitUntilAtMost, type PathBacklog } from './kafka-lag.js';
 import { int, ms } from './report.js';
+import { slowestCell, slowestSeconds, type SecondWindow, type SlowSecond } from './slowest-seconds.js';
 import type { ProcessUsage } from './result.js';
 
 export interface NoisyOptions {
@@ -105,6 +106,8 @@ export interface VariantResult {
   pipelineMicrosPerEvent: number;
   /** The largest backlog at each step of the delivery path, sampled every second of the phase (runs since 26 November 2026). */
   peakBacklog?: PathBacklog;
+  /** The seconds of arrivals at the healthy receiver with the slowest deliveries, in the phase (runs since the evening of 26 November 2026). */
+  slowestSeconds?: SlowSecond[];
 }
 
 export interface NoisyResult {
@@ -113,7 +116,7 @@ export interface NoisyResult {
   durationSeconds: number;
   machine: { cores: number; cpuModel: string; loadAverageStart: number[]; loadAverageEnd: number[] };
   settings: Omit<NoisyOptions, 'label' | 'keepTopics'> & { namespace: string; partitions: number };
-  baseline: { seconds: number; latency: LatencySummary };
+  baseline: { seconds: number; latency: LatencySummary; slowestSeconds?: SlowSecond[] };
   /** The same burst to a destination that answers 200 at once. */
   control: VariantResult;
   variants: VariantResult[];
@@ -187,6 +190,10 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
     const receiver = forkChild<ReceiverReport>('receiver.js', { BENCH_SHARED_SECRET: SHARED_SECRET });
     children.push(receiver);
     const { port: receiverPort } = await receiver.next('listening', 10_000);
+    const trickleSeconds: SecondWindow[] = [];
+    receiver.process.on('message', (report: ReceiverReport) => {
+      if (report.kind === 'window') trickleSeconds.push({ fromMs: report.fromMs, toMs: report.toMs, latency: report.latency });
+    });
     processes.add('webhook receiver (healthy)', receiver.process.pid);
     const failing = forkChild<FailingReceiverReport>('failing-receiver.js', { BENCH_SLOW_MS: String(options.slowMs || 3_000) });
     children.push(failing);
@@ -268,7 +275,9 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
     await indexerCaughtUp('the baseline');
     say(`baseline: the healthy destination alone, ${options.trickleRate} events/s for ${options.baselineSeconds} s`);
     trickleAt('baseline');
+    const baselineFrom = Date.now();
     await sleep(options.baselineSeconds * 1000);
+    const baselineTo = Date.now();
 
     const phaseCpu: Array<{
       variant: Variant;
@@ -276,6 +285,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       end: ReturnType<ProcessTable['snapshot']>;
       seconds: number;
       burstSeconds: number;
+      startedPhase: number;
       accepted: number;
       counters: PhaseCounters;
       peak: PathBacklog;
@@ -320,7 +330,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       const counters = difference(await phaseCounters(dispatcher.url, router.url, scheduler.url), before);
       const seconds = (Date.now() - startedPhase) / 1000;
       burstAccepted.set(variant.destinationId, acceptedEvents);
-      phaseCpu.push({ variant, start, end, seconds, burstSeconds, accepted: acceptedEvents, counters, peak });
+      phaseCpu.push({ variant, start, end, seconds, burstSeconds, startedPhase, accepted: acceptedEvents, counters, peak });
       await stopChild(generator.process);
       say(`  ${titleOf(variant, options)}: ${int(acceptedEvents)} accepted in ${burstSeconds.toFixed(0)} s; ${int(counters.circuitOpen)} deferred (circuit open), ${int(counters.backlogFull)} (backlog full) by the dispatcher, ${int(counters.router)} by the router, ${int(counters.scheduler)} by the retry-scheduler`);
       say(`  largest backlog: router main lane ${int(peak.routerMain)}, overflow lane ${int(peak.routerOverflow)}, dispatcher first attempts ${int(peak.dispatcherFirst)}`);
@@ -373,7 +383,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
 
     const latency = (tag: string) => LatencyHistogram.fromJSON(received.phases[tag] ?? new LatencyHistogram().toJSON()).summary();
     const baseline = latency('baseline');
-    const bursts: VariantResult[] = phaseCpu.map(({ variant, start, end, seconds, burstSeconds, accepted, counters, peak }) => {
+    const bursts: VariantResult[] = phaseCpu.map(({ variant, start, end, seconds, burstSeconds, startedPhase, accepted, counters, peak }) => {
       const usage = processes.usage(start, end, seconds, accepted);
       const dispatcherUsage = usage.find((u) => u.name === 'dispatcher');
       const deferrals = counters.circuitOpen + counters.backlogFull;
@@ -394,6 +404,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
         dispatcherMicrosPerDeferral: dispatcherUsage && deferrals > 0 ? (dispatcherUsage.cpuSeconds * 1e6) / deferrals : Number.NaN,
         pipelineMicrosPerEvent: accepted > 0 ? (pipelineSeconds * 1e6) / accepted : Number.NaN,
         peakBacklog: peak,
+        slowestSeconds: slowestSeconds(trickleSeconds, startedPhase, startedPhase + seconds * 1000),
       };
     });
 
@@ -437,7 +448,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
         partitions,
         settings: options.settings,
       },
-      baseline: { seconds: options.baselineSeconds, latency: baseline },
+      baseline: { seconds: options.baselineSeconds, latency: baseline, slowestSeconds: slowestSeconds(trickleSeconds, baselineFrom, baselineTo) },
       control,
       variants,
       after: { latency: latency('after') },
@@ -559,12 +570,12 @@ export function renderNoisyMarkdown(result: NoisyResult): string {
     `${result.machine.cores} cores (${result.machine.cpuModel}); ${result.settings.partitions} partitions; healthy trickle ${result.settings.trickleRate} events/s; ` +
       `bursts of ${int(result.settings.burstEvents)} events at ${int(result.settings.burstRate)}/s; ladder ${result.settings.ladder} within ${result.settings.window}; LOG_LEVEL=${result.settings.logLevel}${settingsNote(result.settings.settings)}.`,
     '',
-    '| healthy destination | latency p50 / p99 / max, ms |',
-    '|---|---:|',
-    `| baseline (alone, ${result.baseline.seconds} s) | ${latencyCell(result.baseline.latency)} |`,
-    ...(result.control ? [`| during the control burst to: ${result.control.title} | ${latencyCell(result.control.healthyLatency)} |`] : []),
-    ...result.variants.map((v) => `| during the burst to: ${v.title} | ${latencyCell(v.healthyLatency)} |`),
-    `| after the bursts | ${latencyCell(result.after.latency)} |`,
+    '| healthy destination | latency p50 / p99 / max, ms | slowest seconds of arrivals (into the phase: max) |',
+    '|---|---:|---|',
+    `| baseline (alone, ${result.baseline.seconds} s) | ${latencyCell(result.baseline.latency)} | ${slowestCell(result.baseline.slowestSeconds)} |`,
+    ...(result.control ? [`| during the control burst to: ${result.control.title} | ${latencyCell(result.control.healthyLatency)} | ${slowestCell(result.control.slowestSeconds)} |`] : []),
+    ...result.variants.map((v) => `| during the burst to: ${v.title} | ${latencyCell(v.healthyLatency)} | ${slowestCell(v.slowestSeconds)} |`),
+    `| after the bursts | ${latencyCell(result.after.latency)} | |`,
     '',
     '| burst to | events | burst s | requests made (whole run) | deferred without a request: circuit open / backlog full | deferred by the router / the retry-scheduler (phase) | dispatcher CPU µs per deferral | pipeline CPU µs per burst event | largest backlog: router main / overflow / dispatcher |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
