@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { afterEach, describe, expect, it } from 'vitest';
-import { applyKafkajsFixes, recordBatchCrcFixed } from './kafkajs-fixes.js';
+import { applyKafkajsFixes, recordBatchCrcFixed, retryingConcurrentTransactions } from './kafkajs-fixes.js';
 import { kafkaRequestsSent } from './kafka-requests.js';
 
 const require = createRequire(import.meta.url);
@@ -163,6 +163,54 @@ describe('kafkajs coordinator lookups', () => {
     };
     expect(await Cluster.prototype.findGroupCoordinator.call(fake, { groupId: 'tx-3', coordinatorType: 1 })).toEqual({ nodeId: 7 });
     expect(fake.lookups).toBe(2);
+  });
+});
+
+describe('AddOffsetsToTxn retried on CONCURRENT_TRANSACTIONS', () => {
+  const concurrent = () => Object.assign(new Error('another concurrent operation'), { type: 'CONCURRENT_TRANSACTIONS' });
+
+  it('retries until the coordinator has finished the previous commit, backing off', async () => {
+    const waits: number[] = [];
+    let calls = 0;
+    const request = retryingConcurrentTransactions(
+      async (answer: string) => {
+        calls++;
+        if (calls <= 3) throw concurrent();
+        return answer;
+      },
+      async (ms) => void waits.push(ms),
+    );
+    await expect(request('added')).resolves.toBe('added');
+    expect(calls).toBe(4);
+    expect(waits).toEqual([5, 10, 20]);
+  });
+
+  it('passes any other error on at once', async () => {
+    let calls = 0;
+    const fenced = Object.assign(new Error('fenced'), { type: 'INVALID_PRODUCER_EPOCH' });
+    const request = retryingConcurrentTransactions(async () => {
+      calls++;
+      throw fenced;
+    }, async () => undefined);
+    await expect(request()).rejects.toBe(fenced);
+    expect(calls).toBe(1);
+  });
+
+  it('gives up once a transaction could no longer be open (15 s of waits)', async () => {
+    let waited = 0;
+    const request = retryingConcurrentTransactions(async () => {
+      throw concurrent();
+    }, async (ms) => void (waited += ms));
+    await expect(request()).rejects.toMatchObject({ type: 'CONCURRENT_TRANSACTIONS' });
+    expect(waited).toBeGreaterThanOrEqual(15_000);
+    expect(waited).toBeLessThan(15_000 + 200);
+  });
+
+  it('is what kafkajs Broker.addOffsetsToTxn does once the fixes are applied', async () => {
+    applyKafkajsFixes();
+    const Broker = require('kafkajs/src/broker/index.js') as { prototype: { addOffsetsToTxn: { name: string }; endTxn: { name: string } } };
+    expect(Broker.prototype.addOffsetsToTxn.name).toBe('retried');
+    expect(Broker.prototype.endTxn.name).toBe('coordinatorRequest');
   });
 });
 

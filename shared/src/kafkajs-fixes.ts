@@ -39,6 +39,9 @@
  * not the coordinator, or that gets no answer, empties it, so a coordinator that moved or went
  * away is looked up again on the retry, as kafkajs did.
  *
+ * AddOffsetsToTxn is retried on CONCURRENT_TRANSACTIONS (`retryingConcurrentTransactions`),
+ * as every other transactional request already is.
+ *
  * Not a fix: every request sent is counted at kafkajs's Connection (`kafka-requests.ts`), for
  * `tributary_kafka_requests_total`.
  */
@@ -214,7 +217,7 @@ function fixCoordinatorLookups(Cluster: { prototype: ClusterInternals }, Broker:
   for (const name of COORDINATOR_REQUESTS) {
     const request = Broker.prototype[name];
     if (typeof request !== 'function') throw new Error(`kafkajs Broker has no ${name}()`);
-    Broker.prototype[name] = async function coordinatorRequest(this: unknown, ...args: unknown[]): Promise<unknown> {
+    const send = async function coordinatorRequest(this: unknown, ...args: unknown[]): Promise<unknown> {
       try {
         return await (request as (...a: unknown[]) => Promise<unknown>).apply(this, args);
       } catch (error) {
@@ -222,8 +225,44 @@ function fixCoordinatorLookups(Cluster: { prototype: ClusterInternals }, Broker:
         throw error;
       }
     };
+    Broker.prototype[name] = name === 'addOffsetsToTxn' ? retryingConcurrentTransactions(send) : send;
   }
 }
+
+/**
+ * kafkajs's `sendOffsets` sends AddOffsetsToTxn once, outside the retrier it gives the
+ * TxnOffsetCommit after it. A transaction whose first request that is — the indexer's, which
+ * commits offsets and writes nothing — begun while the coordinator still writes the previous
+ * commit's markers gets CONCURRENT_TRANSACTIONS, and kafkajs threw it: 74 of 200 such
+ * transactions back to back failed, and each failure cost the indexer an abort, a new
+ * producer (an epoch bump) and its batch written again. The Java client retries it with a
+ * short backoff; so does this, for as long as a transaction may stay open.
+ */
+export function retryingConcurrentTransactions<A extends unknown[], R>(
+  request: (this: unknown, ...args: A) => Promise<R>,
+  sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+): (this: unknown, ...args: A) => Promise<R> {
+  return async function retried(this: unknown, ...args: A): Promise<R> {
+    let waited = 0;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await request.apply(this, args);
+      } catch (error) {
+        const type = error && typeof error === 'object' ? (error as { type?: unknown }).type : undefined;
+        if (type !== 'CONCURRENT_TRANSACTIONS' || waited >= CONCURRENT_TRANSACTIONS_PATIENCE_MS) throw error;
+        const delay = Math.min(CONCURRENT_TRANSACTIONS_MAX_BACKOFF_MS, CONCURRENT_TRANSACTIONS_BACKOFF_MS * 2 ** attempt);
+        waited += delay;
+        await sleep(delay);
+      }
+    }
+  };
+}
+
+/** First wait after CONCURRENT_TRANSACTIONS: markers take milliseconds to write. */
+const CONCURRENT_TRANSACTIONS_BACKOFF_MS = 5;
+const CONCURRENT_TRANSACTIONS_MAX_BACKOFF_MS = 200;
+/** The producers' transaction timeout: past it the coordinator aborts the transaction anyway. */
+const CONCURRENT_TRANSACTIONS_PATIENCE_MS = 15_000;
 
 interface ConnectionInternals {
   send(args: { request: { apiName: string } }): Promise<unknown>;
