@@ -66,6 +66,14 @@ import { planPartition, releaseTarget, resumeDelay, tierFetchWaitMs, transaction
 const MAX_CHUNK_BYTES = 800_000;
 /** Partitions handled at once; their chunks share transactions. */
 const PARTITIONS_CONSUMED_CONCURRENTLY = 16;
+/**
+ * Bytes fetched per partition. Only a partition's head matters (it is in due order), and a
+ * partition paused at its head is fetched again from there when it resumes: with the
+ * pipeline's 4 MiB, every resume of a deferred burst's partition brought back thousands of
+ * records that kafkajs parsed in full to release the few dozen that had come due. A fetch
+ * still returns at least one whole record batch, however large.
+ */
+const TIER_FETCH_BYTES_PER_PARTITION = 256 * 1024;
 
 export interface TierSchedulerOptions {
   kafka: Kafka;
@@ -162,6 +170,7 @@ export class TierScheduler {
         readUncommitted: false,
         // The tier label is its delay (`10s`, `1m`, …).
         maxWaitTimeInMs: this.sliceMs,
+        maxBytesPerPartition: TIER_FETCH_BYTES_PER_PARTITION,
       },
       logger,
       name: this.readinessCheck,
