@@ -80,11 +80,11 @@ export function createKafka({ brokers, clientId, logger }: KafkaSettings): Kafka
 export interface ProducerOptions {
   transactionalId?: string;
   /**
-   * First retry delay in ms. Default 10 for transactional producers, 100 otherwise: a
-   * transaction begun right after a commit gets CONCURRENT_TRANSACTIONS from the broker
-   * until the previous commit markers are written, a few ms later, and kafkajs waits this
-   * long before retrying — 100 ms there would cap a producer that commits back to back
-   * (ingest's group commit, the router's chunks) at a few transactions a second.
+   * First retry delay in ms. Default 10 for transactional producers, 100 otherwise. The
+   * CONCURRENT_TRANSACTIONS a transaction begun right after a commit meets is retried inside
+   * the request, sooner (`retryingConcurrentTransactions` in kafkajs-fixes.ts); what is left
+   * to kafkajs's retrier — a leader moving, a coordinator loading — should not hold a producer
+   * that commits back to back (ingest's group commit, the router's chunks) for 100 ms either.
    */
   initialRetryTimeMs?: number;
 }
