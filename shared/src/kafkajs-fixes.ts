@@ -242,7 +242,8 @@ function fixCoordinatorLookups(Cluster: { prototype: ClusterInternals }, Broker:
  *   doubles: transactions committed back to back — ingest's group commit and the router's under
  *   load — took 8–10 ms each, half of them waiting out a retry for markers written in 2.
  * Both are retried here, in the request: after 2 ms, doubling to at most 20 ms between tries
- * (the Java client's backoff for this answer), for as long as a transaction may stay open.
+ * (the Java client waits 20 ms before retrying a transaction's first AddPartitionsToTxn on
+ * this answer), for as long as a transaction may stay open.
  * Back-to-back transactions: 4.3 ms each instead of 8–10; offsets-only ones all commit.
  */
 export function retryingConcurrentTransactions<A extends unknown[], R>(
