@@ -69,8 +69,14 @@ const COORDINATOR_MOVED = new Set(['NOT_COORDINATOR_FOR_GROUP', 'GROUP_COORDINAT
  * commit meets routinely, REBALANCE_IN_PROGRESS, a fenced producer…
  */
 export function coordinatorMayHaveMoved(error: unknown): boolean {
+  const type = protocolErrorType(error);
+  return type !== undefined ? COORDINATOR_MOVED.has(type) : true;
+}
+
+/** The broker's error code name kafkajs put on an error (`CONCURRENT_TRANSACTIONS`…); none for errors without an answer. */
+export function protocolErrorType(error: unknown): string | undefined {
   const type = error && typeof error === 'object' ? (error as { type?: unknown }).type : undefined;
-  return typeof type === 'string' ? COORDINATOR_MOVED.has(type) : true;
+  return typeof type === 'string' ? type : undefined;
 }
 
 function cacheKey(key: string, coordinatorType: number): string {

@@ -46,7 +46,7 @@
  * `tributary_kafka_requests_total`.
  */
 import { createRequire } from 'node:module';
-import { coordinatorMayHaveMoved, CoordinatorCache } from './coordinator-cache.js';
+import { coordinatorMayHaveMoved, CoordinatorCache, protocolErrorType } from './coordinator-cache.js';
 import { crc32c } from './crc32c.js';
 import { noteKafkaRequest } from './kafka-requests.js';
 
@@ -256,8 +256,7 @@ export function retryingConcurrentTransactions<A extends unknown[], R>(
       try {
         return await request.apply(this, args);
       } catch (error) {
-        const type = error && typeof error === 'object' ? (error as { type?: unknown }).type : undefined;
-        if (type !== 'CONCURRENT_TRANSACTIONS' || waited >= CONCURRENT_TRANSACTIONS_PATIENCE_MS) throw error;
+        if (protocolErrorType(error) !== 'CONCURRENT_TRANSACTIONS' || waited >= CONCURRENT_TRANSACTIONS_PATIENCE_MS) throw error;
         const delay = Math.min(CONCURRENT_TRANSACTIONS_MAX_BACKOFF_MS, CONCURRENT_TRANSACTIONS_BACKOFF_MS * 2 ** attempt);
         waited += delay;
         await sleep(delay);

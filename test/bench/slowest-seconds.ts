@@ -5,13 +5,11 @@
  * receiver reports a latency histogram per second of arrivals; this picks the worst of them.
  * Pure.
  */
-import { LatencyHistogram, type HistogramJson } from './histogram.js';
+import { LatencyHistogram } from './histogram.js';
+import type { ReceiverWindow } from './protocol.js';
 
-export interface SecondWindow {
-  fromMs: number;
-  toMs: number;
-  latency: HistogramJson;
-}
+/** What is kept of the receiver's report for one second. */
+export type SecondWindow = Pick<ReceiverWindow, 'fromMs' | 'toMs' | 'latency'>;
 
 export interface SlowSecond {
   /** Seconds from the phase's start to the window's start. */
@@ -23,14 +21,17 @@ export interface SlowSecond {
 
 /** The `count` windows starting inside [fromMs, toMs) with the highest maximum latency, slowest first. */
 export function slowestSeconds(windows: readonly SecondWindow[], fromMs: number, toMs: number, count = 3): SlowSecond[] {
+  // Ranked by the maximum each window already carries; only the kept ones are read for a p99.
   return windows
     .filter((window) => window.fromMs >= fromMs && window.fromMs < toMs && window.latency.count > 0)
-    .map((window) => {
-      const histogram = LatencyHistogram.fromJSON(window.latency);
-      return { atSeconds: (window.fromMs - fromMs) / 1000, events: window.latency.count, p99Ms: histogram.percentile(99), maxMs: window.latency.maxMs };
-    })
-    .sort((a, b) => b.maxMs - a.maxMs)
-    .slice(0, count);
+    .sort((a, b) => b.latency.maxMs - a.latency.maxMs)
+    .slice(0, count)
+    .map((window) => ({
+      atSeconds: (window.fromMs - fromMs) / 1000,
+      events: window.latency.count,
+      p99Ms: LatencyHistogram.fromJSON(window.latency).percentile(99),
+      maxMs: window.latency.maxMs,
+    }));
 }
 
 /** `+12 s: 659 ms` for each, slowest first. */
