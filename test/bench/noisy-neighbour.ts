@@ -43,7 +43,9 @@ import { SERVICES, settingsNote, type BenchService } from './options.js';
 import { findStackJvms } from './proc.js';
 import type { FailingReceiverReport, GeneratorCommand, GeneratorFinal, GeneratorReport, ReceiverCommand, ReceiverFinal, ReceiverReport } from './protocol.js';
 import { deliveryPathBacklog, indexerLag, maxBacklog, pathBacklog, SETTLED_LAG_RECORDS, waitUntilAtMost, type PathBacklog } from './kafka-lag.js';
-import { int, ms } from './report.js';
+import { summariseProfile, type CpuProfile, type ProfileSummary } from './cpu-profile.js';
+import { monotonicMicros, PROFILE_DIR, profilingArgs, readProfileOf } from './profile-files.js';
+import { int, ms, profileMarkdown } from './report.js';
 import { slowestCell, slowestSeconds, type SecondWindow, type SlowSecond } from './slowest-seconds.js';
 import type { ProcessUsage } from './result.js';
 
@@ -64,6 +66,8 @@ export interface NoisyOptions {
   partitions: number | undefined;
   label: string | undefined;
   keepTopics: boolean;
+  /** Start this service with --cpu-prof and summarise its profile over each burst phase. */
+  profile: BenchService | undefined;
   /** Extra settings for every service (`--set KEY=VALUE`). */
   settings: Record<string, string>;
 }
@@ -108,6 +112,8 @@ export interface VariantResult {
   peakBacklog?: PathBacklog;
   /** The seconds of arrivals at the healthy receiver with the slowest deliveries, in the phase (runs since the evening of 26 November 2026). */
   slowestSeconds?: SlowSecond[];
+  /** `--profile`: where the profiled service's main thread spent the phase (the window in µs since the profile's start). */
+  profile?: { windowMicros: [number, number]; summary: ProfileSummary };
 }
 
 export interface NoisyResult {
@@ -115,7 +121,7 @@ export interface NoisyResult {
   startedAt: string;
   durationSeconds: number;
   machine: { cores: number; cpuModel: string; loadAverageStart: number[]; loadAverageEnd: number[] };
-  settings: Omit<NoisyOptions, 'label' | 'keepTopics'> & { namespace: string; partitions: number };
+  settings: Omit<NoisyOptions, 'label' | 'keepTopics' | 'profile'> & { namespace: string; partitions: number; profiledService?: BenchService };
   baseline: { seconds: number; latency: LatencySummary; slowestSeconds?: SlowSecond[] };
   /** The same burst to a destination that answers 200 at once. */
   control: VariantResult;
@@ -158,6 +164,7 @@ const RESULTS_DIR = join(REPO_ROOT, 'test', 'bench', 'results');
 const DRAINED_RECORDS = 200;
 const DRAIN_LIMIT_MS = 240_000;
 const BROKER = 'Kafka broker (JVM)';
+const WARMUP_SOURCE = 'noisy-warmup';
 const REGISTRY = 'schema registry (JVM)';
 
 const t0 = Date.now();
@@ -202,9 +209,11 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
     const refusedPort = await closedPort();
 
     const serviceEnv = benchServiceEnv(stack, namespace, options, { RETRY_LADDER: options.ladder, RETRY_WINDOW: options.window, ...options.settings });
-    say(`starting ${SERVICES.join(', ')} in namespace ${namespace} (ladder ${options.ladder} within ${options.window})`);
+    say(`starting ${SERVICES.join(', ')} in namespace ${namespace} (ladder ${options.ladder} within ${options.window}${options.profile ? `, ${options.profile} under --cpu-prof` : ''})`);
+    await mkdir(PROFILE_DIR, { recursive: true });
     for (const name of SERVICES) {
-      services.set(name, await startService(name, { env: serviceEnv, readyTimeoutMs: 90_000 }));
+      const nodeArgs = options.profile === name ? profilingArgs() : [];
+      services.set(name, await startService(name, { env: serviceEnv, nodeArgs, readyTimeoutMs: 90_000 }));
       processes.add(name, services.get(name)!.process.pid);
     }
     const ingest = services.get('ingest')!;
@@ -227,9 +236,14 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       sources: ['quiet'],
       settings: { sharedSecret: SHARED_SECRET, webhooks: [{ url: `http://127.0.0.1:${receiverPort}/hooks` }] },
     });
+    // The warm-up has a source of its own: its messageIds are the control burst's (each
+    // generator counts from 0), and from the same source the router would drop the control
+    // burst's as duplicates of the warm-up's — a control phase that delivered nothing.
+    await adminCall('PUT', `/sources/${WARMUP_SOURCE}`, { name: 'Warm-up', writeKey: `wk_warmup_${namespace}` });
     for (const variant of BURSTS) {
+      const sources = [`noisy-${variant.name}`, ...(variant === CONTROL ? [WARMUP_SOURCE] : [])];
       await adminCall('PUT', `/sources/noisy-${variant.name}`, { name: `Noisy (${titleOf(variant, options)})`, writeKey: `wk_${variant.name}_${namespace}` });
-      await adminCall('PUT', `/destinations/${variant.destinationId}`, { type: 'webhooks', sources: [`noisy-${variant.name}`], settings: { webhooks: [{ url: urls[variant.name] }] } });
+      await adminCall('PUT', `/destinations/${variant.destinationId}`, { type: 'webhooks', sources, settings: { webhooks: [{ url: urls[variant.name] }] } });
     }
     await sleep(2000);
     const partitions = (await admin.fetchTopicMetadata({ topics: [topics.ingest] })).topics[0]?.partitions.length ?? 0;
@@ -264,7 +278,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
     // freshly started broker measured a baseline p99 five times its warm one).
     say(`warm-up: ${int(options.burstRate)}/s to the control destination for ${options.warmupSeconds} s, then 10 s of the trickle alone`);
     trickleAt('warmup');
-    const warmup = forkChild<GeneratorReport>('load-generator.js', { BENCH_INGEST_URL: ingest.url, BENCH_WRITE_KEY: `wk_${CONTROL.name}_${namespace}` });
+    const warmup = forkChild<GeneratorReport>('load-generator.js', { BENCH_INGEST_URL: ingest.url, BENCH_WRITE_KEY: `wk_warmup_${namespace}` });
     children.push(warmup);
     warmup.process.send({ kind: 'rate', rate: options.burstRate, phase: 'warmup' } satisfies GeneratorCommand);
     await sleep(options.warmupSeconds * 1000);
@@ -286,6 +300,8 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       seconds: number;
       burstSeconds: number;
       startedPhase: number;
+      /** The phase on the monotonic clock a profile's samples carry. */
+      micros: [number, number];
       accepted: number;
       counters: PhaseCounters;
       peak: PathBacklog;
@@ -303,6 +319,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       const before = await phaseCounters(dispatcher.url, router.url, scheduler.url);
       const start = processes.snapshot();
       const startedPhase = Date.now();
+      const fromMicros = monotonicMicros();
       say(`burst to ${titleOf(variant, options)}: ${int(options.burstEvents)} events at ${int(options.burstRate)}/s, the trickle going on`);
       generator.process.send({ kind: 'rate', rate: options.burstRate, phase: `burst-${variant.name}` } satisfies GeneratorCommand);
       // The largest backlog at each step, sampled every second through the burst and its tail.
@@ -327,13 +344,20 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       sampling = false;
       await sampler;
       const end = processes.snapshot();
+      const toMicros = monotonicMicros();
       const counters = difference(await phaseCounters(dispatcher.url, router.url, scheduler.url), before);
       const seconds = (Date.now() - startedPhase) / 1000;
       burstAccepted.set(variant.destinationId, acceptedEvents);
-      phaseCpu.push({ variant, start, end, seconds, burstSeconds, startedPhase, accepted: acceptedEvents, counters, peak });
+      phaseCpu.push({ variant, start, end, seconds, burstSeconds, startedPhase, micros: [fromMicros, toMicros], accepted: acceptedEvents, counters, peak });
       await stopChild(generator.process);
       say(`  ${titleOf(variant, options)}: ${int(acceptedEvents)} accepted in ${burstSeconds.toFixed(0)} s; ${int(counters.circuitOpen)} deferred (circuit open), ${int(counters.backlogFull)} (backlog full) by the dispatcher, ${int(counters.router)} by the router, ${int(counters.scheduler)} by the retry-scheduler`);
       say(`  largest backlog: router main lane ${int(peak.routerMain)}, overflow lane ${int(peak.routerOverflow)}, dispatcher first attempts ${int(peak.dispatcherFirst)}`);
+      // Every event of the bench has an id of its own: a repeat means the phase measured less than it says.
+      if (counters.duplicates > 0) {
+        const note = `the router dropped ${int(counters.duplicates)} messages as duplicates during the burst to ${titleOf(variant, options)}: that phase carried less load than it says`;
+        notes.push(note);
+        say(`  ${note}`);
+      }
     }
     trickleAt('after');
     await sleep(20_000);
@@ -379,11 +403,13 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
     const received = (await receiver.next('final', 10_000)) as ReceiverFinal;
     const failingCounts = await counts(failing);
     await stopAll();
+    const profiled = options.profile ? await readProfileOf(services.get(options.profile)?.process.pid) : undefined;
+    if (options.profile && !profiled) notes.push(`no .cpuprofile of ${options.profile} was found in ${PROFILE_DIR}`);
     const logOf = (destinationId: string): AttemptLogCounts => log.get(destinationId) ?? { records: 0, requests: 0, delivered: 0, circuitOpen: 0, backlogFull: 0, afterWindow: 0 };
 
     const latency = (tag: string) => LatencyHistogram.fromJSON(received.phases[tag] ?? new LatencyHistogram().toJSON()).summary();
     const baseline = latency('baseline');
-    const bursts: VariantResult[] = phaseCpu.map(({ variant, start, end, seconds, burstSeconds, startedPhase, accepted, counters, peak }) => {
+    const bursts: VariantResult[] = phaseCpu.map(({ variant, start, end, seconds, burstSeconds, startedPhase, micros, accepted, counters, peak }) => {
       const usage = processes.usage(start, end, seconds, accepted);
       const dispatcherUsage = usage.find((u) => u.name === 'dispatcher');
       const deferrals = counters.circuitOpen + counters.backlogFull;
@@ -405,6 +431,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
         pipelineMicrosPerEvent: accepted > 0 ? (pipelineSeconds * 1e6) / accepted : Number.NaN,
         peakBacklog: peak,
         slowestSeconds: slowestSeconds(trickleSeconds, startedPhase, startedPhase + seconds * 1000),
+        ...(profiled && { profile: phaseProfile(profiled.profile, micros) }),
       };
     });
 
@@ -446,6 +473,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
         logLevel: options.logLevel,
         namespace,
         partitions,
+        ...(options.profile && { profiledService: options.profile }),
         settings: options.settings,
       },
       baseline: { seconds: options.baselineSeconds, latency: baseline, slowestSeconds: slowestSeconds(trickleSeconds, baselineFrom, baselineTo) },
@@ -486,6 +514,8 @@ interface PhaseCounters {
   router: number;
   /** Deferred again by the retry-scheduler instead of released. */
   scheduler: number;
+  /** Messages the router dropped as repeats of ids it had forwarded: none in a sound run. */
+  duplicates: number;
 }
 
 interface AttemptLogCounts {
@@ -498,17 +528,24 @@ interface AttemptLogCounts {
 }
 
 async function phaseCounters(dispatcherUrl: string, routerUrl: string, schedulerUrl: string): Promise<PhaseCounters> {
-  const [circuitOpen, backlogFull, router, scheduler] = await Promise.all([
+  const [circuitOpen, backlogFull, router, scheduler, duplicates] = await Promise.all([
     metricValue(dispatcherUrl, 'tributary_dispatcher_deferred_total', { reason: 'circuit_open' }),
     metricValue(dispatcherUrl, 'tributary_dispatcher_deferred_total', { reason: 'backlog_full' }),
     metricValue(routerUrl, 'tributary_router_deferred_total'),
     metricValue(schedulerUrl, 'tributary_retries_deferred_total'),
+    metricValue(routerUrl, 'tributary_router_duplicates_total'),
   ]);
-  return { circuitOpen, backlogFull, router, scheduler };
+  return { circuitOpen, backlogFull, router, scheduler, duplicates };
 }
 
 function difference(after: PhaseCounters, before: PhaseCounters): PhaseCounters {
-  return { circuitOpen: after.circuitOpen - before.circuitOpen, backlogFull: after.backlogFull - before.backlogFull, router: after.router - before.router, scheduler: after.scheduler - before.scheduler };
+  return {
+    circuitOpen: after.circuitOpen - before.circuitOpen,
+    backlogFull: after.backlogFull - before.backlogFull,
+    router: after.router - before.router,
+    scheduler: after.scheduler - before.scheduler,
+    duplicates: after.duplicates - before.duplicates,
+  };
 }
 
 async function counts(failing: Child<FailingReceiverReport>): Promise<{ fail: number; hang: number; slow: number; slowAnswered: number }> {
@@ -561,6 +598,12 @@ async function readDeadLetters(kafka: Kafka, admin: Admin, codec: AvroCodec, top
   return byDestination;
 }
 
+/** A profile's summary over one phase, taken on the monotonic clock its samples carry. */
+function phaseProfile(profile: CpuProfile, [from, to]: [number, number]): NonNullable<VariantResult['profile']> {
+  const windowMicros: [number, number] = [from - profile.startTime, to - profile.startTime];
+  return { windowMicros, summary: summariseProfile(profile, { fromUs: windowMicros[0], toUs: windowMicros[1], top: 15 }) };
+}
+
 const latencyCell = (l: LatencySummary) => `${ms(l.p50Ms)} / ${ms(l.p99Ms)} / ${ms(l.maxMs)}`;
 
 export function renderNoisyMarkdown(result: NoisyResult): string {
@@ -602,6 +645,9 @@ export function renderNoisyMarkdown(result: NoisyResult): string {
   ];
   if (result.notes.length > 0) lines.push('', ...result.notes.map((note) => `- ${note}`));
   lines.push('', 'CPU per process and phase (`cpuMsPer1kEvents` is ms per 1,000 burst events, i.e. µs per failing delivery): see the JSON.');
+  for (const v of [...(result.control ? [result.control] : []), ...result.variants]) {
+    if (v.profile && result.settings.profiledService) lines.push('', ...profileMarkdown(result.settings.profiledService, `the burst to ${v.title} and its tail`, v.profile.summary));
+  }
   return `${lines.join('\n')}\n`;
 }
 

@@ -65,4 +65,10 @@ describe('scenarioOf / parseNoisyOptions', () => {
     expect(() => parseNoisyOptions(['--scenario=noisy-neighbour', '--window=soon'])).toThrow(/invalid duration/);
     expect(() => parseNoisyOptions(['--scenario=noisy-neighbour', '--hold-seconds=5'])).toThrow();
   });
+
+  it('profiles a service through the bursts, and only a service', () => {
+    expect(parseNoisyOptions(['--scenario=noisy-neighbour']).profile).toBeUndefined();
+    expect(parseNoisyOptions(['--scenario=noisy-neighbour', '--profile=router']).profile).toBe('router');
+    expect(() => parseNoisyOptions(['--scenario=noisy-neighbour', '--profile=broker'])).toThrow(/--profile must name a service/);
+  });
 });

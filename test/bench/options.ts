@@ -41,7 +41,7 @@ export const USAGE = `usage: npm run bench -- [--profile=<${SERVICES.join('|')}>
   [--limit-seconds=12] [--partitions=<broker default>] [--keep-topics] [--without-indexer] [--set KEY=VALUE ...]
    or: npm run bench -- --scenario=noisy-neighbour [--burst-events=100000] [--burst-rate=1000]
   [--trickle-rate=20] [--warmup-seconds=30] [--baseline-seconds=30] [--tail-seconds=10] [--slow-ms=<off>] [--ladder=10s,1m] [--window=3m]
-  [--log-level=warn] [--label=<name>] [--partitions=<broker default>] [--keep-topics] [--set KEY=VALUE ...]
+  [--profile=<${SERVICES.join('|')}>] [--log-level=warn] [--label=<name>] [--partitions=<broker default>] [--keep-topics] [--set KEY=VALUE ...]
    or: npm run bench -- --scenario=audience-sync [--members=1000000] [--joined=10000] [--left=5000] [--ingest-heap-mb=N]`;
 
 export type Scenario = 'throughput' | 'noisy-neighbour' | 'audience-sync';
@@ -72,12 +72,14 @@ export function parseNoisyOptions(argv: string[]): NoisyOptions {
       label: { type: 'string' },
       partitions: { type: 'string' },
       'keep-topics': { type: 'boolean' },
+      profile: { type: 'string' },
       set: { type: 'string', multiple: true },
     },
   });
   const logLevel = values['log-level'] ?? 'warn';
   if (!['fatal', 'error', 'warn', 'info', 'debug'].includes(logLevel)) throw new Error(`--log-level must be fatal, error, warn, info or debug\n${USAGE}`);
   if (values.label !== undefined && !/^[a-z0-9-]+$/.test(values.label)) throw new Error(`--label takes lower-case letters, digits and "-"\n${USAGE}`);
+  const profile = profiledService(values.profile);
   // The production ladder's first two tiers, with the window cut to 3 minutes so that every
   // failing delivery's end is seen within the run. A ladder scaled down further (5s,10s,20s
   // within 60 s) puts four re-reads of each failing delivery inside a 100 s burst, a load the
@@ -104,8 +106,16 @@ export function parseNoisyOptions(argv: string[]): NoisyOptions {
     partitions: values.partitions === undefined ? undefined : Math.round(positive('partitions', values.partitions, 1)),
     label: values.label,
     keepTopics: values['keep-topics'] ?? false,
+    profile,
     settings: parseSettings(values.set),
   };
+}
+
+/** `--profile=<service>`: a service of the pipeline, or none. */
+function profiledService(value: string | undefined): BenchService | undefined {
+  if (value === undefined) return undefined;
+  if (!(SERVICES as readonly string[]).includes(value)) throw new Error(`--profile must name a service (${SERVICES.join(', ')}), got "${value}"\n${USAGE}`);
+  return value as BenchService;
 }
 
 /**
@@ -155,18 +165,15 @@ export function parseOptions(argv: string[]): BenchOptions {
       set: { type: 'string', multiple: true },
     },
   });
-  const profile = values.profile;
+  const profile = profiledService(values.profile);
   const services = values['without-indexer'] ? DELIVERY_PATH : SERVICES;
-  if (profile !== undefined && !(SERVICES as readonly string[]).includes(profile)) {
-    throw new Error(`--profile must name a service (${SERVICES.join(', ')}), got "${profile}"\n${USAGE}`);
-  }
   if (profile !== undefined && !(services as readonly string[]).includes(profile)) throw new Error(`--profile=${profile} names a service this run does not start\n${USAGE}`);
   const logLevel = values['log-level'] ?? 'warn';
   if (!['fatal', 'error', 'warn', 'info', 'debug'].includes(logLevel)) throw new Error(`--log-level must be fatal, error, warn, info or debug\n${USAGE}`);
   if (values.label !== undefined && !/^[a-z0-9-]+$/.test(values.label)) throw new Error(`--label takes lower-case letters, digits and "-"\n${USAGE}`);
   const stepSeconds = positive('step-seconds', values['step-seconds'], 10);
   return {
-    profile: profile as BenchService | undefined,
+    profile,
     logLevel,
     ramp: { ...DEFAULT_RAMP, startRate: positive('start-rate', values['start-rate'], DEFAULT_RAMP.startRate) },
     stepSeconds,

@@ -94,10 +94,11 @@ function processTable(max: PhaseResult, steady: PhaseResult, idle: ProcessUsage[
   ];
 }
 
-export function profileMarkdown(service: string, windowSeconds: [number, number], summary: ProfileSummary): string[] {
+/** `window` says which part of the run the summary covers ("seconds 300–360 of the run"). */
+export function profileMarkdown(service: string, window: string, summary: ProfileSummary): string[] {
   const pct = (share: number) => `${(share * 100).toFixed(1)} %`;
   return [
-    `### CPU profile: ${service}, seconds ${windowSeconds[0].toFixed(0)}–${windowSeconds[1].toFixed(0)} of the run`,
+    `### CPU profile: ${service}, ${window}`,
     '',
     `${(summary.busyMs / 1000).toFixed(1)} s of the main thread's samples were not idle (${pct(summary.totalMs === 0 ? 0 : summary.busyMs / summary.totalMs)}); ` +
       'shares below are of those. Each sample counts one sampling interval, so time the thread waited for a core is not charged to any function. Self time by origin:',
@@ -158,7 +159,7 @@ export function renderMarkdown(result: BenchResult, chartFile: string): string {
     '',
     `![latency and throughput over time](${chartFile})`,
   ];
-  if (result.profile) lines.push('', ...profileMarkdown(result.profile.service, result.profile.windowSeconds, result.profile.summary));
+  if (result.profile) lines.push('', ...profileMarkdown(result.profile.service, `seconds ${result.profile.windowSeconds[0].toFixed(0)}–${result.profile.windowSeconds[1].toFixed(0)} of the run`, result.profile.summary));
   if (result.notes.length > 0) lines.push('', '**Notes:**', '', ...result.notes.map((note) => `- ${note}`));
   return `${lines.join('\n')}\n`;
 }

@@ -16,7 +16,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
-import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Admin } from 'kafkajs';
@@ -28,7 +28,8 @@ import { reconcile } from './accounting.js';
 import { adminCaller, benchServiceEnv, deleteNamespace, SHARED_SECRET } from './pipeline.js';
 import { BitSet } from './bitset.js';
 import { renderChart, type ChartPhase, type ChartPoint } from './chart.js';
-import { summariseProfile, type CpuProfile } from './cpu-profile.js';
+import { summariseProfile } from './cpu-profile.js';
+import { monotonicMicros, PROFILE_DIR, profilingArgs, readProfileOf } from './profile-files.js';
 import { LatencyHistogram, type HistogramJson, type LatencySummary } from './histogram.js';
 import { BATCH_SIZE } from './messages.js';
 import { runNoisyNeighbour } from './noisy-neighbour.js';
@@ -56,7 +57,6 @@ import { int, ms, renderMarkdown } from './report.js';
 import type { BenchResult, KafkaLag, Limits, PhaseResult, ProcessUsage, RampStep } from './result.js';
 
 const RESULTS_DIR = join(REPO_ROOT, 'test', 'bench', 'results');
-const PROFILE_DIR = join(RESULTS_DIR, 'profiles');
 const WARMUP = { rate: 1000, seconds: 5 };
 const DRAIN_TIMEOUT_MS = 30_000;
 /** Holds tried again lower when the one at the ramp's rate is not sustained. */
@@ -76,7 +76,6 @@ const t0 = Date.now();
 const elapsed = (at = Date.now()) => (at - t0) / 1000;
 const say = (line: string): void => void process.stdout.write(`[${elapsed().toFixed(0).padStart(4)} s] ${line}\n`);
 const sleep = (msToWait: number) => new Promise((resolve) => setTimeout(resolve, msToWait));
-const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
 
 // ---------------------------------------------------------------------------------------
 // What the children report, accumulated
@@ -250,7 +249,7 @@ async function main(options: BenchOptions): Promise<void> {
     // All settle before a failure is thrown, so that the ones that did start are stopped.
     const started = await Promise.allSettled(
       options.services.map(async (name) => {
-        const nodeArgs = options.profile === name ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+        const nodeArgs = options.profile === name ? profilingArgs() : [];
         services.set(name, await startService(name, { env: serviceEnv, nodeArgs, readyTimeoutMs: 90_000 }));
       }),
     );
@@ -607,10 +606,9 @@ async function main(options: BenchOptions): Promise<void> {
     };
 
     if (profiled) {
-      const file = await findProfile(profiled.process.pid);
-      if (file) {
-        // V8 stamps samples with the system's monotonic clock, the one process.hrtime reads here.
-        const profile = JSON.parse(await readFile(file, 'utf8')) as CpuProfile;
+      const found = await readProfileOf(profiled.process.pid);
+      if (found) {
+        const { file, profile } = found;
         const windowMicros: [number, number] = [max.fromMicros - profile.startTime, max.toMicros - profile.startTime];
         result.profile = {
           service: profiled.name,
@@ -732,13 +730,6 @@ async function measureLimits(
       },
     },
   };
-}
-
-async function findProfile(pid: number | undefined): Promise<string | undefined> {
-  if (pid === undefined) return undefined;
-  const names = await readdir(PROFILE_DIR).catch(() => [] as string[]);
-  const name = names.filter((n) => n.endsWith('.cpuprofile') && n.includes(`.${pid}.`)).sort().pop();
-  return name ? join(PROFILE_DIR, name) : undefined;
 }
 
 async function writeResults(result: BenchResult, stamp: string, label: string | undefined): Promise<void> {
