@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DedupState, dedupKey, entryBytes } from './dedup.js';
+import { DedupState, dedupKey, entryBytes, type DedupOptions } from './dedup.js';
 
 const HOUR = 3_600_000;
 const T0 = Date.parse('2026-11-21T10:00:00.000Z');
@@ -123,5 +124,78 @@ describe('DedupState memory bound', () => {
     state.remember(`web/${'x'.repeat(200)}`, 1_010, 2_000);
     expect(state.size).toBeLessThanOrEqual(1);
     expect(state.bytes).toBeLessThanOrEqual(3 * entryBytes('web/m-0') + entryBytes(`web/${'x'.repeat(200)}`));
+  });
+});
+
+/**
+ * The state as it was first written, on a Map's insertion order: plainly right, and slow at
+ * capacity (every eviction walks the holes earlier deletions left at the front).
+ */
+class ReferenceState {
+  readonly firstSeen = new Map<string, number>();
+  bytes = 0;
+  evictions = 0;
+  constructor(private readonly options: DedupOptions) {}
+  isDuplicate(key: string, now: number): boolean {
+    const at = this.firstSeen.get(key);
+    return at !== undefined && now - at < this.options.windowMs;
+  }
+  remember(key: string, at: number, now: number): void {
+    if (now - at >= this.options.windowMs) return;
+    const existing = this.firstSeen.get(key);
+    if (existing !== undefined) {
+      if (existing >= at) return;
+      this.forget(key);
+    }
+    this.firstSeen.set(key, at);
+    this.bytes += entryBytes(key);
+    while (this.firstSeen.size > this.options.maxEntries || this.bytes > this.options.maxBytes) {
+      this.forget(this.firstSeen.keys().next().value as string);
+      this.evictions++;
+    }
+  }
+  evictExpired(now: number): number {
+    let evicted = 0;
+    for (const [key, at] of this.firstSeen) {
+      if (now - at < this.options.windowMs) break;
+      this.forget(key);
+      evicted++;
+    }
+    return evicted;
+  }
+  private forget(key: string): void {
+    if (this.firstSeen.delete(key)) this.bytes -= entryBytes(key);
+  }
+}
+
+describe('DedupState against the Map-ordered reference', () => {
+  it('remembers, expires and evicts exactly as the reference does, for any mix of keys, times and bounds', () => {
+    const step = fc.oneof(
+      // A key forwarded now, or applied from the topic with an earlier time.
+      fc.record({ kind: fc.constant('remember' as const), key: fc.integer({ min: 0, max: 30 }), back: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 5_000 })), advance: fc.integer({ min: 0, max: 400 }) }),
+      fc.record({ kind: fc.constant('expire' as const), advance: fc.integer({ min: 0, max: 2_000 }) }),
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 150, max: 2_000 }), fc.array(step, { maxLength: 200 }), (maxEntries, maxBytes, steps) => {
+        const options = { windowMs: 3_000, maxEntries, maxBytes };
+        let evictions = 0;
+        const state = new DedupState({ ...options, onCapacityEviction: () => evictions++ });
+        const reference = new ReferenceState(options);
+        let now = T0;
+        for (const s of steps) {
+          now += s.advance;
+          if (s.kind === 'remember') {
+            const key = `web/m-${s.key}`;
+            state.remember(key, now - s.back, now);
+            reference.remember(key, now - s.back, now);
+          } else {
+            expect(state.evictExpired(now)).toBe(reference.evictExpired(now));
+          }
+          expect([state.size, state.bytes, evictions]).toEqual([reference.firstSeen.size, reference.bytes, reference.evictions]);
+          for (let key = 0; key <= 30; key++) expect(state.isDuplicate(`web/m-${key}`, now)).toBe(reference.isDuplicate(`web/m-${key}`, now));
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });

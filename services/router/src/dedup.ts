@@ -18,6 +18,7 @@
  */
 
 import type { DedupBatch } from '@tributary/schemas';
+import { ArrivalQueue } from './arrival-queue.js';
 
 /**
  * Ids per dedup record are bounded by bytes, well under the broker's 1 MiB record limit; a
@@ -37,8 +38,8 @@ export function dedupKey(sourceId: string, messageId: string): string {
   return `${sourceId}/${messageId}`;
 }
 
-/** Estimated bytes of one entry beside its key: the Map slot, the number, the string header. */
-export const ENTRY_OVERHEAD_BYTES = 80;
+/** Estimated bytes of one entry beside its key: the Map slot, the number, the string header, its place in the arrival queue. */
+export const ENTRY_OVERHEAD_BYTES = 96;
 
 /** Estimated bytes an entry holds: V8 strings take one or two bytes a character; two is the bound. */
 export function entryBytes(key: string): number {
@@ -46,8 +47,14 @@ export function entryBytes(key: string): number {
 }
 
 export class DedupState {
-  /** Insertion order is (nearly) first-seen order, so the oldest entries come first. */
   private readonly firstSeen = new Map<string, number>();
+  /**
+   * The order entries were remembered in — (nearly) first-seen order, so the oldest come
+   * first. A key remembered again with a newer time is queued again; its older place is
+   * stale (the map holds another time for it) and skipped when it reaches the front, which
+   * it does before the newer one.
+   */
+  private readonly arrivals = new ArrivalQueue();
   private bytesHeld = 0;
 
   constructor(readonly options: DedupOptions) {}
@@ -79,10 +86,10 @@ export class DedupState {
       this.forget(key);
     }
     this.firstSeen.set(key, firstSeenAt);
+    this.arrivals.push(key, firstSeenAt);
     this.bytesHeld += entryBytes(key);
     while (this.firstSeen.size > this.options.maxEntries || this.bytesHeld > this.options.maxBytes) {
-      const oldest = this.firstSeen.keys().next().value as string;
-      this.forget(oldest);
+      if (!this.forgetOldest()) break;
       this.options.onCapacityEviction?.();
     }
   }
@@ -93,12 +100,29 @@ export class DedupState {
    */
   evictExpired(now: number): number {
     let evicted = 0;
-    for (const [key, firstSeenAt] of this.firstSeen) {
-      if (now - firstSeenAt < this.options.windowMs) break;
-      this.forget(key);
+    for (;;) {
+      this.dropStale();
+      if (this.arrivals.size === 0 || now - this.arrivals.frontAt() < this.options.windowMs) return evicted;
+      this.forgetOldest();
       evicted++;
     }
-    return evicted;
+  }
+
+  /** Forgets the oldest entry; false when there is none. */
+  private forgetOldest(): boolean {
+    this.dropStale();
+    const key = this.arrivals.frontKey();
+    if (key === undefined) return false;
+    this.arrivals.dropFront();
+    this.forget(key);
+    return true;
+  }
+
+  /** Drops queued places whose key was remembered again since (or forgotten). */
+  private dropStale(): void {
+    for (let key = this.arrivals.frontKey(); key !== undefined && this.firstSeen.get(key) !== this.arrivals.frontAt(); key = this.arrivals.frontKey()) {
+      this.arrivals.dropFront();
+    }
   }
 
   private forget(key: string): void {
