@@ -5,11 +5,12 @@
  * The durable copy is the dedup topic, written in the same transaction as the deliveries
  * (see dedup-store.ts): one record per routing transaction listing the ids it forwarded.
  * This is the in-memory view of it. Entries are keyed `<sourceId>/<messageId>` and hold
- * when the id was first forwarded, by the router's clock.
- * Memory is bounded by `DEDUP_MAX_ENTRIES` and `DEDUP_MAX_BYTES` (an entry's estimated
- * footprint: its key's characters and the map's overhead — long ids cost more): past either,
- * the oldest entries are forgotten first, so under that much traffic the effective window is
- * shorter than configured (`tributary_router_dedup_capacity_evictions_total` counts it).
+ * when the id was first forwarded, by the router's clock; they are held as fingerprints,
+ * outside the JavaScript heap (fingerprint-table.ts).
+ * Memory is bounded by `DEDUP_MAX_ENTRIES` and `DEDUP_MAX_BYTES` (ENTRY_BYTES an entry,
+ * whatever its key's length): past either, the oldest entries are forgotten first, so under
+ * that much traffic the effective window is shorter than configured
+ * (`tributary_router_dedup_capacity_evictions_total` counts it).
  * The bound holds while the state is reloaded from the dedup topic too.
  *
  * Claims made while routing a chunk are held in a `DedupClaims` overlay and reach the
@@ -18,7 +19,7 @@
  */
 
 import type { DedupBatch } from '@tributary/schemas';
-import { ArrivalQueue } from './arrival-queue.js';
+import { FINGERPRINT_ENTRY_BYTES, FingerprintTable } from './fingerprint-table.js';
 
 /**
  * Ids per dedup record are bounded by bytes, well under the broker's 1 MiB record limit; a
@@ -38,38 +39,37 @@ export function dedupKey(sourceId: string, messageId: string): string {
   return `${sourceId}/${messageId}`;
 }
 
-/** Estimated bytes of one entry beside its key: the Map slot, the number, the string header, its place in the arrival queue. */
-export const ENTRY_OVERHEAD_BYTES = 96;
+/** Bytes one entry holds, whatever its key's length (fingerprint-table.ts). */
+export const ENTRY_BYTES = FINGERPRINT_ENTRY_BYTES;
 
-/** Estimated bytes an entry holds: V8 strings take one or two bytes a character; two is the bound. */
-export function entryBytes(key: string): number {
-  return ENTRY_OVERHEAD_BYTES + 2 * key.length;
+/** Entries the bounds allow: DEDUP_MAX_ENTRIES, and DEDUP_MAX_BYTES at ENTRY_BYTES each. */
+export function dedupCapacity(options: Pick<DedupOptions, 'maxEntries' | 'maxBytes'>): number {
+  return Math.max(1, Math.min(options.maxEntries, Math.floor(options.maxBytes / ENTRY_BYTES)));
 }
 
 export class DedupState {
-  private readonly firstSeen = new Map<string, number>();
   /**
-   * The order entries were remembered in — (nearly) first-seen order, so the oldest come
-   * first. A key remembered again with a newer time is queued again; its older place is
-   * stale (the map holds another time for it) and skipped when it reaches the front, which
-   * it does before the newer one.
+   * Fingerprints of the keys with their first-seen times, in the order they were remembered —
+   * (nearly) first-seen order, so the oldest come first. Storage is sized for the capacity
+   * at once; the operating system maps its pages as they are first written.
    */
-  private readonly arrivals = new ArrivalQueue();
-  private bytesHeld = 0;
+  private readonly table: FingerprintTable;
 
-  constructor(readonly options: DedupOptions) {}
-
-  get size(): number {
-    return this.firstSeen.size;
+  constructor(readonly options: DedupOptions) {
+    this.table = new FingerprintTable(dedupCapacity(options));
   }
 
-  /** Estimated bytes the entries hold. */
+  get size(): number {
+    return this.table.size;
+  }
+
+  /** Bytes the entries hold. */
   get bytes(): number {
-    return this.bytesHeld;
+    return this.table.size * ENTRY_BYTES;
   }
 
   isDuplicate(key: string, now: number): boolean {
-    const firstSeenAt = this.firstSeen.get(key);
+    const firstSeenAt = this.table.get(key);
     return firstSeenAt !== undefined && now - firstSeenAt < this.options.windowMs;
   }
 
@@ -80,16 +80,9 @@ export class DedupState {
    */
   remember(key: string, firstSeenAt: number, now: number): void {
     if (now - firstSeenAt >= this.options.windowMs) return;
-    const existing = this.firstSeen.get(key);
-    if (existing !== undefined) {
-      if (existing >= firstSeenAt) return;
-      this.forget(key);
-    }
-    this.firstSeen.set(key, firstSeenAt);
-    this.arrivals.push(key, firstSeenAt);
-    this.bytesHeld += entryBytes(key);
-    while (this.firstSeen.size > this.options.maxEntries || this.bytesHeld > this.options.maxBytes) {
-      if (!this.forgetOldest()) break;
+    if (!this.table.setIfNewer(key, firstSeenAt)) return;
+    while (this.table.size > this.table.capacity) {
+      this.table.deleteOldest();
       this.options.onCapacityEviction?.();
     }
   }
@@ -100,33 +93,11 @@ export class DedupState {
    */
   evictExpired(now: number): number {
     let evicted = 0;
-    for (;;) {
-      this.dropStale();
-      if (this.arrivals.size === 0 || now - this.arrivals.frontAt() < this.options.windowMs) return evicted;
-      this.forgetOldest();
+    while (this.table.size > 0 && now - this.table.oldestAt() >= this.options.windowMs) {
+      this.table.deleteOldest();
       evicted++;
     }
-  }
-
-  /** Forgets the oldest entry; false when there is none. */
-  private forgetOldest(): boolean {
-    this.dropStale();
-    const key = this.arrivals.frontKey();
-    if (key === undefined) return false;
-    this.arrivals.dropFront();
-    this.forget(key);
-    return true;
-  }
-
-  /** Drops queued places whose key was remembered again since (or forgotten). */
-  private dropStale(): void {
-    for (let key = this.arrivals.frontKey(); key !== undefined && this.firstSeen.get(key) !== this.arrivals.frontAt(); key = this.arrivals.frontKey()) {
-      this.arrivals.dropFront();
-    }
-  }
-
-  private forget(key: string): void {
-    if (this.firstSeen.delete(key)) this.bytesHeld -= entryBytes(key);
+    return evicted;
   }
 
   claims(now: number): DedupClaims {

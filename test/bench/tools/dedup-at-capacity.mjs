@@ -13,7 +13,7 @@ const key = (i) => `noisy-control/0c8a4e3e-${i.toString(16).padStart(8, '0')}-4b
 const now = Date.now();
 let started = performance.now();
 for (let i = 0; i < entries; i++) state.remember(key(i), now, now);
-console.log(`filled ${entries.toLocaleString('en')} entries in ${((performance.now() - started) / 1000).toFixed(1)} s; heap ${Math.round(process.memoryUsage().heapUsed / 1e6)} MB`);
+console.log(`filled ${entries.toLocaleString('en')} entries in ${((performance.now() - started) / 1000).toFixed(1)} s; heap ${Math.round(process.memoryUsage().heapUsed / 1e6)} MB, resident ${Math.round(process.memoryUsage().rss / 1e6)} MB`);
 for (let round = 0; round < rounds; round++) {
   started = performance.now();
   for (let i = 0; i < PER_ROUND; i++) {
