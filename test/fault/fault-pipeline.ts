@@ -85,8 +85,9 @@ export class Supervisor {
 /** Counts webhook arrivals by messageId. */
 export class CountingReceiver {
   readonly arrivals = new Map<string, number>();
-  /** When each repeat of an id arrived, to tell which fault it followed. */
-  readonly repeatTimes: number[] = [];
+  private readonly firstArrivals = new Map<string, number>();
+  /** Each repeat of an id: when the id first arrived and when again, to tell which fault caused it. */
+  readonly repeats: Array<{ firstAt: number; at: number }> = [];
   private server: Server | undefined;
   port = 0;
 
@@ -100,7 +101,8 @@ export class CountingReceiver {
           if (messageId) {
             const count = (this.arrivals.get(messageId) ?? 0) + 1;
             this.arrivals.set(messageId, count);
-            if (count > 1) this.repeatTimes.push(Date.now());
+            if (count === 1) this.firstArrivals.set(messageId, Date.now());
+            else this.repeats.push({ firstAt: this.firstArrivals.get(messageId)!, at: Date.now() });
           }
         } catch {
           // Not one of ours.
