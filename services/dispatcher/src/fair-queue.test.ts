@@ -84,7 +84,7 @@ describe('FairQueue', () => {
       fc.record({ kind: fc.constant('take' as const), destination: fc.integer({ min: 0, max: 3 }) }),
     );
     fc.assert(
-      fc.property(fc.array(op, { maxLength: 200 }), (ops) => {
+      fc.property(fc.array(op, { minLength: 30, maxLength: 200 }), (ops) => {
         const queue = new FairQueue<Item>(limits);
         const running: string[] = [];
         const queued = new Map<string, number>();

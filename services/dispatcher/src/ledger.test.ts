@@ -92,7 +92,7 @@ describe('PartitionLedger', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 60 }),
-        fc.array(fc.tuple(fc.nat(), fc.boolean(), fc.integer({ min: 1, max: 80 })), { maxLength: 200 }),
+        fc.array(fc.tuple(fc.nat(), fc.boolean(), fc.integer({ min: 1, max: 80 })), { minLength: 20, maxLength: 200 }),
         (count, steps) => {
           const ledger = new PartitionLedger('d', 0, 0n);
           for (let offset = 0; offset < count; offset++) ledger.read(BigInt(offset));

@@ -57,7 +57,7 @@ describe('parseMemberLine', () => {
 describe('SortedRuns', () => {
   it('returns entries in user-id order, the same user in the order added, across many spilled runs', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.tuple(fc.string({ maxLength: 6 }), fc.string({ maxLength: 4 })), { maxLength: 300 }), async (pairs) => {
+      fc.asyncProperty(fc.array(fc.tuple(fc.string({ maxLength: 6 }), fc.string({ maxLength: 4 })), { minLength: 100, maxLength: 300 }), async (pairs) => {
         const runs = new SortedRuns(200);
         try {
           for (const [userId, payload] of pairs) runs.add(userId, payload.replace(/[\n\r]/g, ''));
