@@ -43,8 +43,8 @@ import { SERVICES, settingsNote, type BenchService } from './options.js';
 import { findStackJvms } from './proc.js';
 import type { FailingReceiverReport, GeneratorCommand, GeneratorFinal, GeneratorReport, ReceiverCommand, ReceiverFinal, ReceiverReport } from './protocol.js';
 import { deliveryPathBacklog, indexerLag, maxBacklog, pathBacklog, SETTLED_LAG_RECORDS, waitUntilAtMost, type PathBacklog } from './kafka-lag.js';
-import { summariseProfile, type CpuProfile, type ProfileSummary } from './cpu-profile.js';
-import { monotonicMicros, PROFILE_DIR, profilingArgs, readProfileOf } from './profile-files.js';
+import type { ProfileSummary } from './cpu-profile.js';
+import { monotonicMicros, PROFILE_DIR, profilingArgs, readProfileOf, windowedProfile } from './profile-files.js';
 import { int, ms, profileMarkdown } from './report.js';
 import { slowestCell, slowestSeconds, type SecondWindow, type SlowSecond } from './slowest-seconds.js';
 import type { ProcessUsage } from './result.js';
@@ -431,7 +431,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
         pipelineMicrosPerEvent: accepted > 0 ? (pipelineSeconds * 1e6) / accepted : Number.NaN,
         peakBacklog: peak,
         slowestSeconds: slowestSeconds(trickleSeconds, startedPhase, startedPhase + seconds * 1000),
-        ...(profiled && { profile: phaseProfile(profiled.profile, micros) }),
+        ...(profiled && { profile: windowedProfile(profiled.profile, micros, 15) }),
       };
     });
 
@@ -596,12 +596,6 @@ async function readDeadLetters(kafka: Kafka, admin: Admin, codec: AvroCodec, top
     byDestination.set(letter.delivery.destinationId, list);
   });
   return byDestination;
-}
-
-/** A profile's summary over one phase, taken on the monotonic clock its samples carry. */
-function phaseProfile(profile: CpuProfile, [from, to]: [number, number]): NonNullable<VariantResult['profile']> {
-  const windowMicros: [number, number] = [from - profile.startTime, to - profile.startTime];
-  return { windowMicros, summary: summariseProfile(profile, { fromUs: windowMicros[0], toUs: windowMicros[1], top: 15 }) };
 }
 
 const latencyCell = (l: LatencySummary) => `${ms(l.p50Ms)} / ${ms(l.p99Ms)} / ${ms(l.maxMs)}`;

@@ -5,7 +5,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../harness/services.js';
-import type { CpuProfile } from './cpu-profile.js';
+import { summariseProfile, type CpuProfile, type ProfileSummary } from './cpu-profile.js';
 
 export const PROFILE_DIR = join(REPO_ROOT, 'test', 'bench', 'results', 'profiles');
 
@@ -26,4 +26,10 @@ export async function readProfileOf(pid: number | undefined): Promise<{ file: st
   if (!name) return undefined;
   const file = join(PROFILE_DIR, name);
   return { file, profile: JSON.parse(await readFile(file, 'utf8')) as CpuProfile };
+}
+
+/** A profile's summary between two `monotonicMicros()` readings, with the window in µs since the profile's start. */
+export function windowedProfile(profile: CpuProfile, [from, to]: [number, number], top: number): { windowMicros: [number, number]; summary: ProfileSummary } {
+  const windowMicros: [number, number] = [from - profile.startTime, to - profile.startTime];
+  return { windowMicros, summary: summariseProfile(profile, { fromUs: windowMicros[0], toUs: windowMicros[1], top }) };
 }

@@ -28,8 +28,7 @@ import { reconcile } from './accounting.js';
 import { adminCaller, benchServiceEnv, deleteNamespace, SHARED_SECRET } from './pipeline.js';
 import { BitSet } from './bitset.js';
 import { renderChart, type ChartPhase, type ChartPoint } from './chart.js';
-import { summariseProfile } from './cpu-profile.js';
-import { monotonicMicros, PROFILE_DIR, profilingArgs, readProfileOf } from './profile-files.js';
+import { monotonicMicros, PROFILE_DIR, profilingArgs, readProfileOf, windowedProfile } from './profile-files.js';
 import { LatencyHistogram, type HistogramJson, type LatencySummary } from './histogram.js';
 import { BATCH_SIZE } from './messages.js';
 import { runNoisyNeighbour } from './noisy-neighbour.js';
@@ -609,13 +608,11 @@ async function main(options: BenchOptions): Promise<void> {
       const found = await readProfileOf(profiled.process.pid);
       if (found) {
         const { file, profile } = found;
-        const windowMicros: [number, number] = [max.fromMicros - profile.startTime, max.toMicros - profile.startTime];
         result.profile = {
           service: profiled.name,
           file: file.slice(REPO_ROOT.length + 1),
           windowSeconds: [max.fromS, max.toS],
-          windowMicros,
-          summary: summariseProfile(profile, { fromUs: windowMicros[0], toUs: windowMicros[1], top: 20 }),
+          ...windowedProfile(profile, [max.fromMicros, max.toMicros], 20),
         };
       } else notes.push(`no .cpuprofile of ${options.profile} (pid ${profiled.process.pid}) was found in ${PROFILE_DIR}`);
     }

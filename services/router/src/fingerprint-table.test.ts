@@ -5,9 +5,9 @@ import { FingerprintTable } from './fingerprint-table.js';
 describe('FingerprintTable', () => {
   it('gets what was set, moves a key set again to the young end, and forgets from the old end', () => {
     const table = new FingerprintTable(10);
-    table.set('web/a', 1);
-    table.set('web/b', 2);
-    table.set('web/a', 3);
+    table.setIfNewer('web/a', 1);
+    table.setIfNewer('web/b', 2);
+    table.setIfNewer('web/a', 3);
     expect([table.size, table.get('web/a'), table.get('web/b'), table.get('web/c')]).toEqual([2, 3, 2, undefined]);
     expect(table.oldestAt()).toBe(2);
     expect(table.deleteOldest()).toBe(true);
@@ -30,7 +30,7 @@ describe('FingerprintTable', () => {
         const table = new FingerprintTable(capacity);
         const model = new Map<string, number>();
         // Set once and never again: while it stays the oldest, stale places pile up behind it.
-        table.set('src/cold', 0);
+        table.setIfNewer('src/cold', 0);
         model.set('src/cold', 0);
         let clock = 0;
         for (const op of operations) {
@@ -38,7 +38,7 @@ describe('FingerprintTable', () => {
             const key = `src/m-${op.set % keys}`;
             model.delete(key);
             model.set(key, ++clock);
-            table.set(key, clock);
+            table.setIfNewer(key, clock);
             // The caller's rule: never more than the capacity live.
             while (model.size > capacity) {
               model.delete(model.keys().next().value as string);

@@ -62,19 +62,15 @@ export class FingerprintTable {
     return slot < 0 ? undefined : this.times[this.index[slot]! - 1];
   }
 
-  /** Sets `key`'s time, moving it to the young end. The caller keeps `size` within `capacity`. */
-  set(key: string, at: number): void {
-    this.setIfNewer(key, at, false);
-  }
-
   /**
-   * Sets `key`'s time unless it holds one at least as new (`onlyNewer`); true when set. One
-   * fingerprint for the look-up and the write.
+   * Sets `key`'s time, moving it to the young end, unless it holds one at least as new; true
+   * when set. One fingerprint for the look-up and the write. The caller keeps `size` within
+   * `capacity`.
    */
-  setIfNewer(key: string, at: number, onlyNewer = true): boolean {
+  setIfNewer(key: string, at: number): boolean {
     const fingerprint = this.fingerprint(key);
     let slot = this.find(fingerprint);
-    if (slot >= 0 && onlyNewer && this.times[this.index[slot]! - 1]! >= at) return false;
+    if (slot >= 0 && this.times[this.index[slot]! - 1]! >= at) return false;
     if (slot >= 0) {
       this.times[this.index[slot]! - 1] = Number.NaN;
       this.live--;
