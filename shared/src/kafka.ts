@@ -7,7 +7,6 @@
 import {
   Kafka,
   logLevel as KafkaLogLevel,
-  Partitioners,
   type Admin,
   type Consumer,
   type ConsumerConfig,
@@ -18,6 +17,7 @@ import {
 } from 'kafkajs';
 import { applyKafkajsFixes, FIXED_KAFKAJS_VERSION, recordBatchCrcFixed } from './kafkajs-fixes.js';
 import type { Logger } from './logger.js';
+import { javaCompatiblePartitioner } from './partitioner.js';
 
 export interface KafkaSettings {
   brokers: string[];
@@ -99,9 +99,9 @@ export function createProducer(kafka: Kafka, options: ProducerOptions = {}): Pro
     retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: options.initialRetryTimeMs ?? (options.transactionalId ? 10 : 100), maxRetryTime: 5000 },
     maxInFlightRequests: 1,
     allowAutoTopicCreation: false,
-    // The Java client's murmur2 partitioner, so records keyed the same way by other
-    // producers (the ingest topic is a public contract) land on the same partition.
-    createPartitioner: Partitioners.DefaultPartitioner,
+    // The Java client's murmur2 partitioner (kafkajs's DefaultPartitioner, without its
+    // allocations), so records keyed the same way by other producers land on the same partition.
+    createPartitioner: javaCompatiblePartitioner,
   };
   if (options.transactionalId) {
     config.transactionalId = options.transactionalId;
