@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { createRequire } from 'node:module';
 import { afterEach, describe, expect, it } from 'vitest';
 import { applyKafkajsFixes, recordBatchCrcFixed, retryingConcurrentTransactions } from './kafkajs-fixes.js';
@@ -100,6 +101,135 @@ describe('kafkajs Encoder fixes', () => {
     // FirstOffset int64, Length int32, PartitionLeaderEpoch int32, Magic int8, CRC uint32, then what it covers.
     const crc = batch.readUInt32BE(8 + 4 + 4 + 1);
     expect(crc).toBe(reference(batch.subarray(8 + 4 + 4 + 1 + 4)) >>> 0);
+  });
+});
+
+/** A second copy of kafkajs's Encoder module, outside the require cache the fixes patch. */
+const StockEncoder = (() => {
+  const path = require.resolve('kafkajs/src/protocol/encoder.js');
+  const cached = require.cache[path];
+  delete require.cache[path];
+  try {
+    return require(path) as EncoderClassUnderTest;
+  } finally {
+    require.cache[path] = cached;
+  }
+})();
+
+interface EncoderUnderTest {
+  buffer: Buffer;
+  size(): number;
+  writeInt32(value: number): EncoderUnderTest;
+  writeString(value: string): EncoderUnderTest;
+  writeBytes(value: Buffer | null): EncoderUnderTest;
+  writeVarIntBytes(value: Buffer): EncoderUnderTest;
+  writeVarInt(value: number): EncoderUnderTest;
+  writeBuffer(value: Buffer): EncoderUnderTest;
+  writeEncoder(value: EncoderUnderTest): EncoderUnderTest;
+  writeEncoderArray(value: EncoderUnderTest[]): EncoderUnderTest;
+  writeArray(value: unknown[]): EncoderUnderTest;
+}
+type EncoderClassUnderTest = new () => EncoderUnderTest;
+
+/** A way to fill an encoder, run alike on kafkajs's Encoder and the fixed one. */
+type Step =
+  | { op: 'int32'; value: number }
+  | { op: 'string'; value: string }
+  | { op: 'bytes' | 'varIntBytes' | 'buffer'; length: number; seed: number }
+  | { op: 'nullBytes' }
+  | { op: 'varInt'; value: number }
+  | { op: 'read' }
+  | { op: 'encoder'; steps: Step[]; after: Step[] }
+  | { op: 'encoderArray' | 'array'; items: Step[][] };
+
+const bytesOf = (length: number, seed: number): Buffer => {
+  const bytes = Buffer.allocUnsafe(length);
+  for (let i = 0; i < length; i++) bytes[i] = (i * 31 + seed) & 0xff;
+  return bytes;
+};
+
+/** Runs the steps; returns every `buffer` read along the way (copied: later writes must not change them). */
+function fill(Class: EncoderClassUnderTest, encoder: EncoderUnderTest, steps: Step[], reads: Buffer[]): EncoderUnderTest {
+  for (const step of steps) {
+    switch (step.op) {
+      case 'int32': encoder.writeInt32(step.value); break;
+      case 'string': encoder.writeString(step.value); break;
+      case 'bytes': encoder.writeBytes(bytesOf(step.length, step.seed)); break;
+      case 'varIntBytes': encoder.writeVarIntBytes(bytesOf(step.length, step.seed)); break;
+      case 'buffer': encoder.writeBuffer(bytesOf(step.length, step.seed)); break;
+      case 'nullBytes': encoder.writeBytes(null); break;
+      case 'varInt': encoder.writeVarInt(step.value); break;
+      case 'read': reads.push(Buffer.from(encoder.buffer), Buffer.from([encoder.size() & 0xff])); break;
+      case 'encoder': {
+        const child = fill(Class, new Class(), step.steps, reads);
+        encoder.writeEncoder(child);
+        // Writing on into an encoder already written into another leaves the other as it was.
+        fill(Class, child, step.after, reads);
+        reads.push(Buffer.from(child.buffer));
+        break;
+      }
+      case 'encoderArray':
+      case 'array': {
+        const children = step.items.map((items) => fill(Class, new Class(), items, reads));
+        if (step.op === 'array') encoder.writeArray(children);
+        else encoder.writeEncoderArray(children);
+        break;
+      }
+    }
+  }
+  return encoder;
+}
+
+const longOrShort = fc.oneof(fc.nat(300), fc.integer({ min: 3_000, max: 20_000 }));
+const { steps: stepsArbitrary } = fc.letrec<{ step: Step; steps: Step[] }>((tie) => ({
+  step: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    fc.record({ op: fc.constant('int32' as const), value: fc.integer() }),
+    fc.record({ op: fc.constant('string' as const), value: fc.string({ maxLength: 40 }) }),
+    fc.record({ op: fc.constantFrom('bytes' as const, 'varIntBytes' as const, 'buffer' as const), length: longOrShort, seed: fc.nat(255) }),
+    fc.record({ op: fc.constant('nullBytes' as const) }),
+    fc.record({ op: fc.constant('varInt' as const), value: fc.integer() }),
+    fc.record({ op: fc.constant('read' as const) }),
+    fc.record({ op: fc.constant('encoder' as const), steps: tie('steps') as fc.Arbitrary<Step[]>, after: tie('steps') as fc.Arbitrary<Step[]> }),
+    fc.record({ op: fc.constantFrom('encoderArray' as const, 'array' as const), items: fc.array(tie('steps') as fc.Arbitrary<Step[]>, { maxLength: 6 }) }),
+  ),
+  steps: fc.array(tie('step') as fc.Arbitrary<Step>, { minLength: 1, maxLength: 8 }),
+}));
+
+describe('kafkajs Encoder copies', () => {
+  it('writes exactly the bytes kafkajs writes, however encoders are nested, read and written on', () => {
+    applyKafkajsFixes();
+    const FixedEncoder = Encoder as unknown as EncoderClassUnderTest;
+    expect(FixedEncoder).not.toBe(StockEncoder);
+    fc.assert(
+      fc.property(stepsArbitrary, (steps) => {
+        const stockReads: Buffer[] = [];
+        const fixedReads: Buffer[] = [];
+        const stock = fill(StockEncoder, new StockEncoder(), steps, stockReads);
+        const fixed = fill(FixedEncoder, new FixedEncoder(), steps, fixedReads);
+        expect(fixed.size()).toBe(stock.size());
+        expect(fixed.buffer.equals(stock.buffer)).toBe(true);
+        expect(fixedReads.length).toBe(stockReads.length);
+        for (const [index, read] of fixedReads.entries()) expect(read.equals(stockReads[index]!)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('holds a long record batch by reference on its way into a request, and joins it once', async () => {
+    applyKafkajsFixes();
+    const Record = require('kafkajs/src/protocol/recordBatch/record/v0/index.js') as (record: object) => unknown;
+    const { RecordBatch } = require('kafkajs/src/protocol/recordBatch/v0/index.js') as { RecordBatch: (batch: object) => Promise<EncoderUnderTest & { parts?: Buffer[] }> };
+    const records = Array.from({ length: 100 }, (_, index) => Record({ offsetDelta: index, key: Buffer.from(`k${index}`), value: bytesOf(1_000, index) }));
+    const batch = await RecordBatch({ records, firstTimestamp: 1_700_000_000_000, maxTimestamp: 1_700_000_000_000, transactional: true });
+    expect(batch.parts?.length).toBeGreaterThan(0);
+    const FixedEncoder = Encoder as unknown as EncoderClassUnderTest;
+    const request = new FixedEncoder().writeInt32(7).writeEncoder(batch as EncoderUnderTest) as EncoderUnderTest & { parts?: Buffer[] };
+    expect(request.parts?.at(-1)).toBe(batch.parts?.at(-1));
+    const bytes = request.buffer;
+    expect(bytes.length).toBe(4 + batch.size());
+    expect(request.parts).toBeUndefined();
+    expect(request.buffer.buffer).toBe(bytes.buffer);
   });
 });
 
