@@ -13,10 +13,9 @@
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import type avro from 'avsc';
 import { avroType, loadSchema, type RawRecordSchema, type SchemaName } from '@tributary/schemas';
+import { frameAvro, HEADER_BYTES, MAGIC_BYTE } from './avro-frame.js';
 import type { Logger } from './logger.js';
 
-const MAGIC_BYTE = 0;
-const HEADER_BYTES = 5;
 
 export type Compatibility = 'BACKWARD' | 'BACKWARD_TRANSITIVE' | 'FORWARD' | 'FULL' | 'NONE';
 
@@ -153,18 +152,13 @@ export class AvroCodec {
 
   encode(topic: string, value: unknown): Buffer {
     const { schemaId, type } = this.binding(topic);
-    let body: Buffer;
     try {
-      body = type.toBuffer(value);
+      return frameAvro(type, schemaId, value);
     } catch {
       const paths: string[] = [];
       type.isValid(value, { errorHook: (path) => paths.push(path.join('.')) });
       throw new AvroEncodeError(topic, paths);
     }
-    const header = Buffer.allocUnsafe(HEADER_BYTES);
-    header.writeUInt8(MAGIC_BYTE, 0);
-    header.writeUInt32BE(schemaId, 1);
-    return Buffer.concat([header, body], HEADER_BYTES + body.length);
   }
 
   /**
