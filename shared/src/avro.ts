@@ -16,7 +16,6 @@ import { avroType, loadSchema, type RawRecordSchema, type SchemaName } from '@tr
 import { frameAvro, HEADER_BYTES, MAGIC_BYTE } from './avro-frame.js';
 import type { Logger } from './logger.js';
 
-
 export type Compatibility = 'BACKWARD' | 'BACKWARD_TRANSITIVE' | 'FORWARD' | 'FULL' | 'NONE';
 
 export class AvroEncodeError extends Error {

@@ -23,7 +23,9 @@
  * `ensureAvailable`. Its varints (several per record) went through a temporary array and a
  * `Buffer.from` each, and its varlongs through kafkajs's 64-bit `Long` arithmetic even for the
  * small timestamp deltas every record carries; both now write into the buffer directly (the
- * same bytes: ZigZag of a value below 2^30 is the same in 32 and 64 bits).
+ * same bytes: ZigZag of a value below 2^30 is the same in 32 and 64 bits). And each layer of a
+ * request no longer copies the layer below: long buffers are held by reference and joined once
+ * (`fixEncoderCopies`, below).
  *
  * CRC-32C of every record batch: kafkajs's byte-at-a-time loop is replaced by `crc32c.ts`
  * (same value, about three times faster). The record-batch module captures the function when it
@@ -154,9 +156,9 @@ function isEncoder(value: unknown): value is EncoderInternals {
  * request, the request into its size-framed envelope — each copy into a buffer grown by
  * doubling. For 100 KB of records that is ~1.4 MB of buffers, all past Node's 4 KB pool and
  * so counted by V8 as external memory, which it adds to the old generation when deciding to
- * start a full collection: measured at 1,000 events/s, the router and ingest ran a
- * mark-compact every 0.3–0.8 s (ten times the dispatcher's rate), with a tenth of a core in
- * V8's concurrent-marking threads.
+ * start a full collection: measured at 1,000 events/s, the router ran a mark-compact every
+ * 0.3–0.5 s and ingest every 0.8 s (the dispatcher, which produces far less, a ninth as often
+ * as the router), with a tenth of a core in the router's concurrent-marking threads.
  *
  * Here an encoder keeps a long buffer written into it (ENCODER_REFERENCE_BYTES and up), or
  * another encoder's long contents, by reference — `parts` before its own `buf` — and joins
