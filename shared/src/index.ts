@@ -32,3 +32,4 @@ export * from './admin/index.js';
 export * from './group-commit.js';
 export * from './kafkajs-fixes.js';
 export * from './kafka-requests.js';
+export * from './partitioner.js';

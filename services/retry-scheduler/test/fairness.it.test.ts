@@ -7,8 +7,8 @@
  * long as its records came due, it was released only after the whole flood.)
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Partitioners } from 'kafkajs';
 import { deliveryKey, type RetryRecord } from '@tributary/schemas';
+import { javaCompatiblePartitioner } from '@tributary/shared';
 import { metricValue, startService, stackEnv, uniqueNamespace, type RunningService } from '@tributary/test/harness';
 import { retryRecord, TierStack } from './tiers.js';
 
@@ -25,11 +25,11 @@ afterAll(async () => {
   await stack.close();
 });
 
-/** The partition the producer puts a key on (the Java client's murmur2 partitioner, as the services use). */
+/** The partition the producer puts a key on (the services' partitioner: the Java client's murmur2). */
 function partitionOf(key: string): number {
   const partitions = Number(stackEnv().KAFKA_TOPIC_PARTITIONS);
   const partitionMetadata = Array.from({ length: partitions }, (_, partitionId) => ({ partitionId, leader: 0, replicas: [0], isr: [0], partitionErrorCode: 0 }));
-  return Partitioners.DefaultPartitioner()({ topic: 'any', partitionMetadata, message: { key, value: null } });
+  return javaCompatiblePartitioner()({ topic: 'any', partitionMetadata, message: { key, value: null } });
 }
 
 const keyOf = (record: RetryRecord) => deliveryKey(record.delivery.destinationId, record.delivery.messageId);
