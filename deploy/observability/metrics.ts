@@ -32,8 +32,8 @@ export const TRIBUTARY_METRICS: readonly MetricDefinition[] = [
   metric('tributary_ingest_messages_total', 'counter', ['type'], ['ingest']),
   metric('tributary_ingest_batch_size', 'histogram', [], ['ingest']),
   metric('tributary_ingest_overflow_messages_total', 'counter', [], ['ingest']),
-  metric('tributary_ingest_produce_duration_seconds', 'histogram', [], ['ingest']),
-  metric('tributary_ingest_transaction_size', 'histogram', [], ['ingest']),
+  metric('tributary_ingest_produce_duration_seconds', 'histogram', ['kind'], ['ingest']),
+  metric('tributary_ingest_transaction_size', 'histogram', ['kind'], ['ingest']),
 
   metric('tributary_router_routed_total', 'counter', ['destination'], ['router']),
   metric('tributary_router_parked_total', 'counter', ['destination', 'reason'], ['router']),

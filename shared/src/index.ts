@@ -33,3 +33,4 @@ export * from './group-commit.js';
 export * from './kafkajs-fixes.js';
 export * from './kafka-requests.js';
 export * from './partitioner.js';
+export * from './single-record-output.js';

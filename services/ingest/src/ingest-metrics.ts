@@ -1,14 +1,14 @@
 /** The ingest service's Prometheus series, on the service's registry. */
 import { Counter, Histogram, type Registry } from 'prom-client';
-import { LATENCY_BUCKETS, type Logger, type TransactionReport } from '@tributary/shared';
+import { LATENCY_BUCKETS, writeKindOf, type Logger, type TransactionReport } from '@tributary/shared';
 
 export interface IngestMetrics {
   requests: Counter<'route' | 'status'>;
   messages: Counter<'type'>;
   overflowMessages: Counter;
   batchSize: Histogram;
-  produceDuration: Histogram;
-  transactionSize: Histogram;
+  produceDuration: Histogram<'kind'>;
+  transactionSize: Histogram<'kind'>;
 }
 
 export function createIngestMetrics(registry: Registry): IngestMetrics {
@@ -39,24 +39,29 @@ export function createIngestMetrics(registry: Registry): IngestMetrics {
     }),
     produceDuration: new Histogram({
       name: 'tributary_ingest_produce_duration_seconds',
-      help: 'Duration of one Kafka transaction (begin, produce, commit), successful or not.',
+      help: 'Duration of one write to Kafka, successful or not: kind="transaction" (begin, produce, commit) or kind="single" (one record, one idempotent produce).',
+      labelNames: ['kind'],
       buckets: LATENCY_BUCKETS,
       registers,
     }),
     transactionSize: new Histogram({
       name: 'tributary_ingest_transaction_size',
-      help: 'Records per Kafka transaction.',
+      help: 'Records per write to Kafka, by kind (a single write is always 1).',
+      labelNames: ['kind'],
       buckets: [1, 10, 50, 100, 200, 500, 1000, 2000, 5000, 10000],
       registers,
     }),
   };
 }
 
-/** Records one finished transaction: its latency and size, and why it failed if it did. */
+/** Records one finished write (a transaction or a single record): its latency and size, and why it failed if it did. */
 export function transactionObserver(metrics: IngestMetrics, logger: Logger): (report: TransactionReport) => void {
+  const durations = { single: metrics.produceDuration.labels('single'), transaction: metrics.produceDuration.labels('transaction') };
+  const sizes = { single: metrics.transactionSize.labels('single'), transaction: metrics.transactionSize.labels('transaction') };
   return ({ records, bytes, requests, durationMs, error }) => {
-    metrics.produceDuration.observe(durationMs / 1000);
-    metrics.transactionSize.observe(records);
-    if (error !== undefined) logger.warn({ err: error, records, bytes, requests, durationMs }, 'ingest transaction failed');
+    const kind = writeKindOf(records);
+    durations[kind].observe(durationMs / 1000);
+    sizes[kind].observe(records);
+    if (error !== undefined) logger.warn({ err: error, records, bytes, requests, durationMs, kind }, 'ingest write to Kafka failed');
   };
 }

@@ -1,8 +1,9 @@
 /**
  * ingest — the Segment-compatible HTTP API (and, mounted beside it, the admin API) on
  * INGEST_PORT, with /healthz, /readyz and /metrics. Accepted calls are written to the
- * ingest topic in Kafka transactions; the service is ready once it has read the config
- * topic and its transactional producer is connected.
+ * ingest topic in Kafka transactions (a request of one event, alone, by an idempotent
+ * produce); the service is ready once it has read the config topic and both producers are
+ * connected.
  */
 import {
   ConfigView,
@@ -14,8 +15,10 @@ import {
   groupByTopic,
   ProduceBatcher,
   runService,
+  SingleRecordOutput,
   topicDefinitions,
   TransactionalOutput,
+  writeGroup,
 } from '@tributary/shared';
 import { adminEnv, mountAdmin } from './admin/index.js';
 import { registerConsole } from './console.js';
@@ -31,6 +34,7 @@ await runService({
     const { env, logger, metrics, readiness, onShutdown } = context;
     readiness.set('config', false);
     readiness.set('producer', false);
+    readiness.set('single-record producer', false);
     const infrastructure = createInfrastructure(context);
     const { kafka, codec, topics } = infrastructure;
     const config = new ConfigView({ kafka, codec, logger, topic: topics.config, groupPrefix: `${env.TOPIC_NAMESPACE}-ingest` });
@@ -41,8 +45,14 @@ await runService({
       logger,
       onUsable: (usable) => readiness.set('producer', usable),
     });
+    // A request of one event, alone in its group, needs no transaction (single-record-output.ts).
+    const single = new SingleRecordOutput({ kafka, logger, onUsable: (usable) => readiness.set('single-record producer', usable) });
     const batcher = new ProduceBatcher({
-      send: (records) => output.write(groupByTopic(records.map(({ topic, key, value }) => ({ topic: topic ?? topics.ingest, key, value })))),
+      send: (records) =>
+        writeGroup(records, topics.ingest, {
+          single: (topic, message) => single.write(topic, message),
+          transaction: (group) => output.write(groupByTopic(group.map(({ topic, key, value }) => ({ topic: topic ?? topics.ingest, key, value })))),
+        }),
       maxRecords: env.INGEST_MAX_TRANSACTION_RECORDS,
       maxBytes: env.INGEST_MAX_TRANSACTION_BYTES,
       maxPendingBytes: env.INGEST_MAX_BYTES_IN_FLIGHT,
@@ -88,14 +98,14 @@ await runService({
 
     // Shutdown runs these last-registered first: stop reading config, stop taking
     // requests and finish those in flight, let their transactions end, then disconnect.
-    onShutdown('producer', () => output.stop());
+    onShutdown('producer', () => Promise.all([output.stop(), single.stop()]).then(() => undefined));
     onShutdown('transactions', () => batcher.close());
     onShutdown('http', () => app.close());
     onShutdown('config', () => config.stop());
     // Listening already: while Kafka or the registry is away at start-up, requests get 503
     // (not ready) and ingest waits for them rather than exiting.
     await prepareInfrastructure(context, infrastructure, (names) => topicDefinitions(names));
-    await Promise.all([config.start(), output.start(context.signal)]);
+    await Promise.all([config.start(), output.start(context.signal), single.start(context.signal)]);
     await admin.start();
     readiness.set('config', true);
   },
