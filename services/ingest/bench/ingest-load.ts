@@ -2,7 +2,8 @@
  * Load on a running ingest service: autocannon POSTs batches of 100 messages (shaped as
  * analytics-go v2 sends them) to /v1/batch for a fixed time and prints accepted events
  * per second, request latency percentiles, and — from the service's /metrics, read
- * before and after — how many Kafka transactions carried them and how long those took.
+ * before and after — how many Kafka transactions (and single-record writes) carried them and
+ * how long those took.
  *
  * It starts nothing: point it at an ingest that is up and has a source for WRITE_KEY
  * (`npm start` serves wk_local_demo on 127.0.0.1:8080).
@@ -21,7 +22,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 20);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const batchSize = Number(process.env.BENCH_BATCH_SIZE ?? 100);
 
-/** Distinct bodies the connections cycle through, so records differ in ids and keys. */
+/** Users the bodies are spread over, so records differ in keys. */
 const BODY_VARIANTS = 64;
 
 function goTimestamp(ms: number): string {
@@ -54,20 +55,30 @@ interface TransactionStats {
   buckets: Map<number, number>;
 }
 
-/** The ingest transaction histograms from /metrics (cumulative since the service started). */
-async function transactionStats(): Promise<TransactionStats> {
+type WriteKind = 'transaction' | 'single';
+const KINDS: readonly WriteKind[] = ['transaction', 'single'];
+
+/**
+ * The ingest write histograms from /metrics (cumulative since the service started), by kind:
+ * transactions, and single records written without one. (An ingest from before the `kind`
+ * label counts every write as a transaction.)
+ */
+async function writeStats(): Promise<Record<WriteKind, TransactionStats>> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? 0);
-  const buckets = new Map<number, number>();
-  for (const match of text.matchAll(/^tributary_ingest_produce_duration_seconds_bucket\{le="([^"]+)"[^}]*\} (\S+)$/gm)) {
-    buckets.set(match[1] === '+Inf' ? Infinity : Number(match[1]), Number(match[2]));
+  const stats = Object.fromEntries(KINDS.map((kind) => [kind, { count: 0, seconds: 0, records: 0, buckets: new Map<number, number>() }])) as Record<WriteKind, TransactionStats>;
+  const kindOf = (labels: string): WriteKind => (/kind="single"/.test(labels) ? 'single' : 'transaction');
+  for (const match of text.matchAll(/^(tributary_ingest_produce_duration_seconds_(?:bucket|count|sum)|tributary_ingest_transaction_size_sum)\{([^}]*)\} (\S+)$/gm)) {
+    const [, name, labels = '', raw] = match;
+    const entry = stats[kindOf(labels)];
+    const value = Number(raw);
+    if (name === 'tributary_ingest_produce_duration_seconds_bucket') {
+      const bound = /le="([^"]+)"/.exec(labels)?.[1];
+      if (bound !== undefined) entry.buckets.set(bound === '+Inf' ? Infinity : Number(bound), value);
+    } else if (name === 'tributary_ingest_produce_duration_seconds_count') entry.count = value;
+    else if (name === 'tributary_ingest_produce_duration_seconds_sum') entry.seconds = value;
+    else entry.records = value;
   }
-  return {
-    count: value(/^tributary_ingest_produce_duration_seconds_count\{[^}]*\} (\S+)$/m),
-    seconds: value(/^tributary_ingest_produce_duration_seconds_sum\{[^}]*\} (\S+)$/m),
-    records: value(/^tributary_ingest_transaction_size_sum\{[^}]*\} (\S+)$/m),
-    buckets,
-  };
+  return stats;
 }
 
 /** Upper bound of the histogram bucket holding quantile q of the transactions in (before, after]. */
@@ -80,9 +91,10 @@ function bucketQuantile(before: TransactionStats, after: TransactionStats, q: nu
 }
 
 async function main(): Promise<void> {
-  const bodies = Array.from({ length: BODY_VARIANTS }, (_, variant) => batchBody(variant));
+  // A fresh body per request: messages that repeated ids would be dropped by the router as
+  // duplicates, and the pipeline behind ingest would do nothing with them.
   let next = 0;
-  const before = await transactionStats();
+  const before = await writeStats();
   const result = await autocannon({
     url: `${url}/v1/batch`,
     method: 'POST',
@@ -95,16 +107,25 @@ async function main(): Promise<void> {
     requests: [
       {
         setupRequest: (request) => {
-          request.body = bodies[next++ % bodies.length]!;
+          request.body = batchBody(next++ % BODY_VARIANTS);
           return request;
         },
       },
     ],
   });
-  const after = await transactionStats();
+  const after = await writeStats();
 
   const accepted = result['2xx'];
-  const transactions = after.count - before.count;
+  const summary = (kind: WriteKind) => {
+    const count = after[kind].count - before[kind].count;
+    return {
+      count,
+      meanMs: count > 0 ? Number((((after[kind].seconds - before[kind].seconds) / count) * 1000).toFixed(2)) : null,
+      p50UpToMs: count > 0 ? bucketQuantile(before[kind], after[kind], 0.5) * 1000 : null,
+      p99UpToMs: count > 0 ? bucketQuantile(before[kind], after[kind], 0.99) * 1000 : null,
+      meanRecords: count > 0 ? Math.round((after[kind].records - before[kind].records) / count) : null,
+    };
+  };
   const report = {
     target: `${url}/v1/batch`,
     seconds: result.duration,
@@ -113,13 +134,8 @@ async function main(): Promise<void> {
     requests: { accepted, refused: result.non2xx, errors: result.errors, timeouts: result.timeouts },
     eventsPerSecond: Math.round((accepted * batchSize) / result.duration),
     requestLatencyMs: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
-    transactions: {
-      count: transactions,
-      meanMs: transactions > 0 ? Number((((after.seconds - before.seconds) / transactions) * 1000).toFixed(2)) : null,
-      p50UpToMs: transactions > 0 ? bucketQuantile(before, after, 0.5) * 1000 : null,
-      p99UpToMs: transactions > 0 ? bucketQuantile(before, after, 0.99) * 1000 : null,
-      meanRecords: transactions > 0 ? Math.round((after.records - before.records) / transactions) : null,
-    },
+    transactions: summary('transaction'),
+    singleRecordWrites: summary('single'),
   };
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   if (accepted === 0 || result.non2xx > 0) {
