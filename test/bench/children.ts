@@ -89,6 +89,7 @@ export class ProcessTable {
         cpuMsPer1kEvents: events > 0 ? (cpuSeconds * 1e6) / events : Number.NaN,
         peakRssBytes: end.peakRssBytes,
         ...(end.jitThreads.size > 0 ? { jitCpuSeconds: jitSecondsBetween(start.jitThreads, end.jitThreads) } : {}),
+        ...(start.mainThreadSeconds !== undefined && end.mainThreadSeconds !== undefined ? { mainThreadCpuSeconds: end.mainThreadSeconds - start.mainThreadSeconds } : {}),
       });
     }
     return usage;

@@ -1,5 +1,7 @@
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { isJitCompilerThread, jitSecondsBetween, jvmRole, parseCpuTicks, parseStatusKb } from './proc.js';
+import { isJitCompilerThread, jitSecondsBetween, jvmRole, parseCpuTicks, parseStatusKb, sampleProcess } from './proc.js';
 
 describe('/proc parsing', () => {
   it('reads utime and stime after a command name with spaces and parentheses', () => {
@@ -35,5 +37,38 @@ describe('/proc parsing', () => {
     expect(jvmRole('/usr/lib/jvm/bin/java -Dx=1 -jar /cache/apicurio-3.0.9/apicurio-registry-app-3.0.9-runner.jar')).toBe('registry');
     expect(jvmRole('node services/router/dist/main.js kafka.Kafka')).toBeUndefined();
     expect(jvmRole('java -jar something-else.jar')).toBeUndefined();
+  });
+});
+
+describe('sampling a live process', () => {
+  it("tells the main thread's CPU from the other threads'", { timeout: 30_000 }, async () => {
+    const first = sampleProcess(process.pid)!;
+    expect(first.mainThreadSeconds).toBeDefined();
+    // The main thread spins until the kernel has charged it 150 ms (however busy the machine)…
+    let spin = 0;
+    const deadline = Date.now() + 20_000;
+    while ((sampleProcess(process.pid)!.mainThreadSeconds ?? 0) - first.mainThreadSeconds! < 0.15 && Date.now() < deadline) {
+      for (let i = 0; i < 1e5; i++) spin += Math.sqrt(i + spin);
+    }
+    const spun = sampleProcess(process.pid)!;
+    // …then waits while a worker thread spins.
+    const worker = new Worker('let x = 0; const end = Date.now() + 400; while (Date.now() < end) x += Math.sqrt(x + 1); require("node:worker_threads").parentPort.postMessage(x);', { eval: true });
+    await once(worker, 'message');
+    await worker.terminate();
+    const last = sampleProcess(process.pid)!;
+
+    expect(spin).toBeGreaterThan(0);
+    const tick = 0.011;
+    const mainSpinning = spun.mainThreadSeconds! - first.mainThreadSeconds!;
+    expect(mainSpinning).toBeGreaterThanOrEqual(0.15);
+    expect(mainSpinning).toBeLessThanOrEqual(spun.cpuSeconds - first.cpuSeconds + tick);
+    // The worker's CPU is the process's, not the main thread's.
+    const mainWaiting = last.mainThreadSeconds! - spun.mainThreadSeconds!;
+    const processWaiting = last.cpuSeconds - spun.cpuSeconds;
+    expect(processWaiting - mainWaiting).toBeGreaterThan(0.05);
+  });
+
+  it('has nothing to say about a process that is gone', () => {
+    expect(sampleProcess(2 ** 22 + 17)).toBeUndefined();
   });
 });

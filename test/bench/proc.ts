@@ -39,6 +39,13 @@ export interface ProcessSample {
   peakRssBytes: number | undefined;
   /** CPU seconds of each HotSpot JIT compiler thread, by thread id (empty for a process that has none). */
   jitThreads: Map<number, number>;
+  /**
+   * CPU seconds of the process's main thread (the task whose id is the pid). In a Node process
+   * that is JavaScript and the event loop, all a CPU profile sees; the rest of cpuSeconds is
+   * V8's concurrent marking, sweeping and compiling and libuv's pool — where the full collections
+   * of the night of 27 November hid. undefined when the thread could not be read.
+   */
+  mainThreadSeconds: number | undefined;
 }
 
 /**
@@ -81,6 +88,15 @@ export function jitSecondsBetween(start: Map<number, number>, end: Map<number, n
   return seconds;
 }
 
+function mainThreadSeconds(pid: number): number | undefined {
+  try {
+    const { user, system } = parseCpuTicks(readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8'));
+    return (user + system) / clockTicks();
+  } catch {
+    return undefined;
+  }
+}
+
 /** undefined when the process is gone. */
 export function sampleProcess(pid: number): ProcessSample | undefined {
   try {
@@ -90,6 +106,7 @@ export function sampleProcess(pid: number): ProcessSample | undefined {
       systemSeconds: system / clockTicks(),
       peakRssBytes: parseStatusKb(readFileSync(`/proc/${pid}/status`, 'utf8'), 'VmHWM'),
       jitThreads: jitThreads(pid),
+      mainThreadSeconds: mainThreadSeconds(pid),
     };
   } catch {
     return undefined;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RAMP } from './ramp.js';
-import { int, ms, renderMarkdown } from './report.js';
+import { int, mainThreadShare, ms, renderMarkdown } from './report.js';
 import type { BenchResult, PhaseResult, ProcessUsage } from './result.js';
 
 const latency = { count: 100, meanMs: 60, p50Ms: 53.2, p95Ms: 98, p99Ms: 155.4, maxMs: 273 };
@@ -30,7 +30,7 @@ const phase = (name: string, rate: number): PhaseResult => ({
   kafkaLagAtEnd: { router: 0, dispatcher: 0, indexer: 0 },
   drainSeconds: 0.5,
   drained: true,
-  processes: [usage('router', 24), usage('dispatcher', 30)],
+  processes: [{ ...usage('router', 24), mainThreadCpuSeconds: 18 }, usage('dispatcher', 30)],
   transactions: { ingest: { perSecond: 39, meanRecords: 101, meanMs: 11 }, router: { perSecond: 84, meanDeliveries: 46, meanMs: 9.5 } },
 });
 
@@ -100,8 +100,17 @@ describe('renderMarkdown', () => {
 
   it('sums the processes per phase and shows the kernel share of each', () => {
     const md = renderMarkdown(result(), 'run.svg');
-    expect(md).toContain('| router | 5 % | 24.0 (10 %) | 40 % | 400 | 24.0 (10 %) | 40 % | 400 | 300 |');
-    expect(md).toContain('| **all** | 10 % | 54.0 | 90 % | | 54.0 | 90 % | | |');
+    expect(md).toContain('| router | 5 % | 24.0 (10 %) | 40 % | 400 | 24.0 (10 %) | 40 % | 400 | 75 % / 75 % | 300 |');
+    expect(md).toContain('| dispatcher | 5 % | 30.0 (10 %) | 50 % | 500 | 30.0 (10 %) | 50 % | 500 | – / – | 300 |');
+    expect(md).toContain('| **all** | 10 % | 54.0 | 90 % | | 54.0 | 90 % | | | |');
+  });
+
+  it("gives a Node process's main-thread share, and none for a JVM or a result without it", () => {
+    expect(mainThreadShare({ ...usage('router', 10), mainThreadCpuSeconds: 4.5 })).toBe('45 %');
+    expect(mainThreadShare({ ...usage('Kafka broker (JVM)', 10), mainThreadCpuSeconds: 0.01, jitCpuSeconds: 2 })).toBe('–');
+    expect(mainThreadShare(usage('router', 10))).toBe('–');
+    expect(mainThreadShare({ ...usage('router', 0), mainThreadCpuSeconds: 0 })).toBe('–');
+    expect(mainThreadShare(undefined)).toBe('–');
   });
 
   it('states the pipeline CPU bill with the indexer beside it, and leaves it out of older results', () => {

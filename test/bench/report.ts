@@ -74,6 +74,15 @@ function phaseTable(max: PhaseResult, steady: PhaseResult): string[] {
   ];
 }
 
+/**
+ * What share of a Node process's CPU its main thread spent (what a CPU profile sees; the rest is
+ * V8's and libuv's threads). "–" for a JVM, whose main thread only waits, and for older results.
+ */
+export function mainThreadShare(usage: ProcessUsage | undefined): string {
+  if (!usage || usage.mainThreadCpuSeconds === undefined || usage.jitCpuSeconds !== undefined || usage.cpuSeconds <= 0) return '–';
+  return `${int(Math.min(1, usage.mainThreadCpuSeconds / usage.cpuSeconds) * 100)} %`;
+}
+
 function processTable(max: PhaseResult, steady: PhaseResult, idle: ProcessUsage[], whole: ProcessUsage[], idleAfter?: ProcessUsage[]): string[] {
   const find = (list: ProcessUsage[], name: string) => list.find((p) => p.name === name);
   const cells = (usage: ProcessUsage | undefined) =>
@@ -83,14 +92,15 @@ function processTable(max: PhaseResult, steady: PhaseResult, idle: ProcessUsage[
   const idleSum = (list: ProcessUsage[]) => `${int(list.reduce((sum, p) => sum + p.corePercent, 0))} %`;
   const after = idleAfter ? ' | idle after the run' : '';
   return [
-    `| process | idle: of one core${after} | (a) CPU s (kernel) | (a) of one core | (a) CPU ms / 1k events | (b) CPU s (kernel) | (b) of one core | (b) CPU ms / 1k events | peak RSS, MB |`,
-    `|---|---:${idleAfter ? '|---:' : ''}|---:|---:|---:|---:|---:|---:|---:|`,
+    `| process | idle: of one core${after} | (a) CPU s (kernel) | (a) of one core | (a) CPU ms / 1k events | (b) CPU s (kernel) | (b) of one core | (b) CPU ms / 1k events | main thread's share, (a) / (b) | peak RSS, MB |`,
+    `|---|---:${idleAfter ? '|---:' : ''}|---:|---:|---:|---:|---:|---:|---:|---:|`,
     ...max.processes.map(
       ({ name }) =>
-        `| ${name} | ${idleCell(find(idle, name))}${idleAfter ? ` | ${idleCell(find(idleAfter, name))}` : ''} | ${cells(find(max.processes, name))} | ${cells(find(steady.processes, name))} | ${mb(find(whole, name)?.peakRssBytes)} |`,
+        `| ${name} | ${idleCell(find(idle, name))}${idleAfter ? ` | ${idleCell(find(idleAfter, name))}` : ''} | ${cells(find(max.processes, name))} | ${cells(find(steady.processes, name))} | ` +
+        `${mainThreadShare(find(max.processes, name))} / ${mainThreadShare(find(steady.processes, name))} | ${mb(find(whole, name)?.peakRssBytes)} |`,
     ),
     `| **all** | ${idleSum(idle)}${idleAfter ? ` | ${idleSum(idleAfter)}` : ''} | ${total(max.processes).toFixed(1)} | ${int((total(max.processes) / max.seconds) * 100)} % | | ` +
-      `${total(steady.processes).toFixed(1)} | ${int((total(steady.processes) / steady.seconds) * 100)} % | | |`,
+      `${total(steady.processes).toFixed(1)} | ${int((total(steady.processes) / steady.seconds) * 100)} % | | | |`,
   ];
 }
 
@@ -142,7 +152,7 @@ export function renderMarkdown(result: BenchResult, chartFile: string): string {
       `signatures ${int(integrity.signatures.valid)} valid, ${int(integrity.signatures.invalid)} invalid, ${int(integrity.signatures.missing)} missing; ` +
       `refused requests ${JSON.stringify(integrity.refusedByStatus)}; consumer lag at the end: router ${int(integrity.kafkaLagAtEnd.router)}, dispatcher ${int(integrity.kafkaLagAtEnd.dispatcher)}, indexer ${int(integrity.kafkaLagAtEnd.indexer ?? 0)}.`,
     '',
-    '**CPU and memory per process** (CPU from /proc utime+stime: idle = the services running without load; (a) and (b) over each phase; peak RSS = VmHWM over the process life):',
+    "**CPU and memory per process** (CPU from /proc utime+stime: idle = the services running without load; (a) and (b) over each phase; the main thread's share = its own utime+stime, what a CPU profile sees, the rest being V8's GC and compiler threads and libuv's pool; peak RSS = VmHWM over the process life):",
     '',
     ...processTable(phases.max, phases.steady, result.idle, result.processes, result.idleAfter),
     '',

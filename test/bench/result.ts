@@ -32,6 +32,12 @@ export interface ProcessUsage {
   peakRssBytes: number | undefined;
   /** Of cpuSeconds, what a JVM's JIT compiler threads spent (JVMs only; absent from older results). */
   jitCpuSeconds?: number;
+  /**
+   * Of cpuSeconds, what the main thread spent — for a Node service, what its CPU profile can
+   * see; the rest is V8's helper threads (GC, compiling) and libuv's pool (absent from results
+   * before 27 November 2026).
+   */
+  mainThreadCpuSeconds?: number;
 }
 
 export interface PhaseResult {
