@@ -17,6 +17,8 @@ import { account, ADMIN_TOKEN, adminClient, CountingReceiver, drain, Load, SERVI
 
 const OUTAGE_SECONDS = Number(process.env.FAULT_OUTAGE_SECONDS ?? 45);
 const RATE = 400;
+/** One-event requests a second beside the batches in the outage test. */
+const SINGLE_RATE = 20;
 const ladder: RetryLadder = { delaysMs: [1_000, 5_000], windowMs: 600_000 };
 const namespace = uniqueNamespace('fault');
 const topics = topicNames(namespace);
@@ -105,6 +107,10 @@ describe('faults', () => {
   it(`a ${OUTAGE_SECONDS}-second broker outage under load: no service exits, everything accepted arrives`, { timeout: 600_000 }, async () => {
     const load = new Load(ingestUrl, WRITE_KEY, 'outage');
     load.start(RATE);
+    // Beside the batches, one event per request: ingest writes those without a transaction,
+    // through a producer of their own, which must ride out the outage as well.
+    const single = new Load(ingestUrl, WRITE_KEY, 'outage-single');
+    single.start(SINGLE_RATE, 1);
     await new Promise((resolve) => setTimeout(resolve, 5_000));
     const outageStart = Date.now();
     await stack.broker!.stop();
@@ -119,18 +125,22 @@ describe('faults', () => {
     // Back to work: new messages are accepted and delivered.
     const firstAfter = await eventually(() => load.accepted.size > acceptedBefore + acceptedDuring + RATE && Date.now(), 'messages accepted after the outage', 120_000);
     await new Promise((resolve) => setTimeout(resolve, 10_000));
-    await load.stop();
+    await Promise.all([load.stop(), single.stop()]);
     const result = await drain(load, receiver, 120_000);
+    const singleResult = await drain(single, receiver, 60_000);
     // Counted over the outage, the broker's own start-up and the recovery after it.
     const exits = supervisor.exitsSince(outageStart);
     say(
       `broker down ${OUTAGE_SECONDS} s (+${((restartedAt - restartBegan) / 1000).toFixed(1)} s for it to start again) under ${RATE}/s: ` +
         `${result.accepted} accepted, ${result.lost} lost, ${result.duplicated} duplicated; ` +
-        `${exits.length} service exits; ingest /readyz during the outage: ${readyDuring}; accepting again ${((firstAfter - restartedAt) / 1000).toFixed(1)} s after the broker came back`,
+        `${exits.length} service exits; ingest /readyz during the outage: ${readyDuring}; accepting again ${((firstAfter - restartedAt) / 1000).toFixed(1)} s after the broker came back; ` +
+        `one-event requests beside them (${SINGLE_RATE}/s): ${singleResult.accepted} accepted, ${singleResult.lost} lost, ${singleResult.duplicated} duplicated`,
     );
     expect(exits, 'no service exited during the outage').toEqual([]);
     expect(readyDuring).toBe(503);
     expect(result.lost, `lost, e.g. ${result.lostSample.join(', ')}`).toBe(0);
+    expect(singleResult.accepted).toBeGreaterThan(SINGLE_RATE * 10);
+    expect(singleResult.lost, `one-event requests lost, e.g. ${singleResult.lostSample.join(', ')}`).toBe(0);
   });
 
   it('poison records on the ingest, deliveries, retry-lane and tier topics are quarantined and valid messages keep flowing', { timeout: 120_000 }, async () => {
