@@ -65,6 +65,9 @@ function murmur2Bytes(data: Buffer, length: number): number {
 /** Java's `Utils.toPositive`: the sign bit cleared (not the absolute value). */
 const toPositive = (x: number): number => x & 0x7fffffff;
 
+/** The partition, of `partitions`, a keyed record goes to (the Java client's placement). */
+export const partitionForKey = (key: Buffer | string, partitions: number): number => toPositive(murmur2(key)) % partitions;
+
 /**
  * kafkajs's `DefaultPartitioner`, without its allocations: a record's own partition if it has
  * one; a keyed record by murmur2 of its key; a record without a key round-robin over the
@@ -80,7 +83,7 @@ export const javaCompatiblePartitioner: ICustomPartitioner = () => {
   };
   return ({ topic, partitionMetadata, message }: PartitionerArgs): number => {
     if (message.partition !== null && message.partition !== undefined) return message.partition;
-    if (message.key !== null && message.key !== undefined) return toPositive(murmur2(message.key)) % partitionMetadata.length;
+    if (message.key !== null && message.key !== undefined) return partitionForKey(message.key, partitionMetadata.length);
     const next = (counters.get(topic) ?? randomBytes(4).readUInt32BE(0)) + 1;
     counters.set(topic, next);
     const led = withLeaders(partitionMetadata);

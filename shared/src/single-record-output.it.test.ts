@@ -1,15 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { testKafka, testLogger, uniqueName } from '@tributary/test/harness';
 import { createConsumer, ensureTopics, withAdmin } from './kafka.js';
-import { javaCompatiblePartitioner } from './partitioner.js';
+import { partitionForKey } from './partitioner.js';
 import { SingleRecordOutput } from './single-record-output.js';
 import { TransactionalOutput } from './transactions.js';
 
 /** The partition the services' producers give `key` on a topic of six partitions. */
-function partitionOf(topic: string, key: string): number {
-  const partitionMetadata = Array.from({ length: 6 }, (_, partitionId) => ({ partitionId, leader: 1, replicas: [1], isr: [1], offlineReplicas: [], partitionErrorCode: 0 }));
-  return javaCompatiblePartitioner()({ topic, partitionMetadata, message: { key: Buffer.from(key), value: null } });
-}
+const partitionOf = (key: string): number => partitionForKey(key, 6);
 
 describe('SingleRecordOutput against a real broker', () => {
   it('writes records that read_committed consumers read, on the partitions the transactional writes use, never ahead of an open transaction', { timeout: 90_000 }, async () => {
@@ -57,11 +54,11 @@ describe('SingleRecordOutput against a real broker', () => {
       releaseTransaction();
       await transaction;
       await expect.poll(() => seen.filter((entry) => entry.key === 'behind').map((entry) => entry.value), { timeout: 30_000 }).toEqual(['transactional, committed late', 'single, after the open transaction']);
-      expect(seen.filter((entry) => entry.key === 'behind').every((entry) => entry.partition === partitionOf(topic, 'behind'))).toBe(true);
+      expect(seen.filter((entry) => entry.key === 'behind').every((entry) => entry.partition === partitionOf('behind'))).toBe(true);
       for (const key of keys) {
         const entry = seen.find((candidate) => candidate.key === key);
         expect(entry?.value).toBe(`single ${key}`);
-        expect(entry?.partition).toBe(partitionOf(topic, key));
+        expect(entry?.partition).toBe(partitionOf(key));
       }
       expect(seen).toHaveLength(keys.length + 2);
     } finally {

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { deliveryKey, type RetryRecord } from '@tributary/schemas';
-import { javaCompatiblePartitioner } from '@tributary/shared';
+import { partitionForKey } from '@tributary/shared';
 import { metricValue, startService, stackEnv, uniqueNamespace, type RunningService } from '@tributary/test/harness';
 import { retryRecord, TierStack } from './tiers.js';
 
@@ -27,9 +27,7 @@ afterAll(async () => {
 
 /** The partition the producer puts a key on (the services' partitioner: the Java client's murmur2). */
 function partitionOf(key: string): number {
-  const partitions = Number(stackEnv().KAFKA_TOPIC_PARTITIONS);
-  const partitionMetadata = Array.from({ length: partitions }, (_, partitionId) => ({ partitionId, leader: 0, replicas: [0], isr: [0], partitionErrorCode: 0 }));
-  return javaCompatiblePartitioner()({ topic: 'any', partitionMetadata, message: { key, value: null } });
+  return partitionForKey(key, Number(stackEnv().KAFKA_TOPIC_PARTITIONS));
 }
 
 const keyOf = (record: RetryRecord) => deliveryKey(record.delivery.destinationId, record.delivery.messageId);
