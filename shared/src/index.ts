@@ -34,3 +34,4 @@ export * from './kafkajs-fixes.js';
 export * from './kafka-requests.js';
 export * from './partitioner.js';
 export * from './single-record-output.js';
+export * from './atomic-output.js';

@@ -66,7 +66,7 @@ export class ProduceTimeoutError extends Error {
 
 export class ProduceFailedError extends Error {
   constructor(cause: unknown) {
-    super(`the Kafka transaction failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    super(`the Kafka write failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
     this.name = 'ProduceFailedError';
   }
 }

@@ -6,7 +6,7 @@
  * and its verification, EndTxn, the marker write) and two transaction-log appends, and its
  * writer two more round trips before the record is committed — for an analytics.js-style
  * client that sends one event per request, that is most of what the pipeline's first hop
- * costs the broker (`writeGroup` below decides).
+ * costs the broker (`writeGroup` in atomic-output.ts decides).
  *
  * read_committed consumers see such a record once the broker has it, or, when a transaction
  * of another producer is open earlier in the partition, once that one ends — never before
@@ -21,7 +21,6 @@ import type { Kafka, Message, Producer } from 'kafkajs';
 import { createProducer } from './kafka.js';
 import type { Logger } from './logger.js';
 import { untilSuccess } from './patience.js';
-import type { ProduceRecord } from './produce-batcher.js';
 
 export interface SingleRecordOutputOptions {
   kafka: Kafka;
@@ -116,28 +115,4 @@ export function forgotTheProducer(error: unknown): boolean {
     current = cause;
   }
   return false;
-}
-
-/** Where a group of records goes: alone and untransacted, or in one transaction. */
-export interface GroupWriters {
-  single(topic: string, message: Message): Promise<void>;
-  transaction(records: ProduceRecord[]): Promise<void>;
-}
-
-export type WriteKind = 'single' | 'transaction';
-
-/**
- * The cheapest write of a group that is still atomic: one record by itself (one partition: a
- * produce request appends it whole or not at all), more than one in a transaction — they may
- * go to several partitions and topics, and must be all or nothing.
- */
-export const writeKindOf = (records: number): WriteKind => (records === 1 ? 'single' : 'transaction');
-
-/** Writes a group of records atomically, as `writeKindOf` says. */
-export function writeGroup(records: ProduceRecord[], defaultTopic: string, writers: GroupWriters): Promise<void> {
-  if (writeKindOf(records.length) === 'single') {
-    const { topic, key, value } = records[0]!;
-    return writers.single(topic ?? defaultTopic, { key, value });
-  }
-  return writers.transaction(records);
 }

@@ -8,7 +8,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminClient, eventually, stackEndpoints, stackEnv, startService, uniqueNamespace, type RunningService } from '@tributary/test/harness';
+import type { IngestMessage } from '@tributary/schemas';
+import { adminClient, eventually, readTopicToEnd, stackEndpoints, stackEnv, startService, testCodec, testKafka, uniqueNamespace, type RunningService } from '@tributary/test/harness';
 import type { BatchMessage, IdentifyCall, PageCall, TrackCall } from './messages.js';
 import { RefusedError, TributaryProducer } from './index.js';
 
@@ -116,6 +117,19 @@ describe('@tributary/producer', () => {
     // Nothing twice.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect([...receiver.bodies.values()].every((bodies) => bodies.length === 1)).toBe(true);
+
+    // Written the same way, too: a lone call by itself, a batch in a transaction (atomic-output.ts).
+    const codec = testCodec();
+    const writtenInTransaction = new Map<string, boolean | undefined>();
+    for (const { message } of await readTopicToEnd(testKafka(), `${namespace}.ingest.v1`)) {
+      const { messageId } = await codec.decode<IngestMessage>('ingest', message.value);
+      // kafkajs keeps each record's batch attributes on the message (undocumented, stable in 2.x).
+      writtenInTransaction.set(messageId, (message as { batchContext?: { inTransaction?: boolean } }).batchContext?.inTransaction);
+    }
+    for (const prefix of ['http', 'direct']) {
+      for (const type of ['identify', 'track', 'page']) expect(writtenInTransaction.get(`${prefix}-${type}`), `${prefix}-${type}`).toBe(false);
+      for (const type of ['screen', 'group', 'alias']) expect(writtenInTransaction.get(`${prefix}-${type}`), `${prefix}-${type}`).toBe(true);
+    }
   });
 
   it('refuses what the HTTP API refuses, with the same code and text, and writes nothing of it', { timeout: 30_000 }, async () => {

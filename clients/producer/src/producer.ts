@@ -2,15 +2,17 @@
  * TributaryProducer: Segment calls written straight to `<namespace>.ingest.v1`, as ingest
  * writes them — the source found by its write key in the live config topic, every call
  * validated and normalised by ingest's own code, Avro through the schema registry, keyed by
- * anonymousId else userId with Kafka's murmur2 partitioner, and written in Kafka
- * transactions (group commit: calls made while one transaction is in flight share the next).
- * A call resolves once its transaction committed.
+ * anonymousId else userId with Kafka's murmur2 partitioner, and written as ingest writes
+ * them (group commit: calls made while a write is in flight share the next; a group of one
+ * record by itself, more in one Kafka transaction — atomic-output.ts). A call resolves once
+ * the broker has it all.
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Source } from '@tributary/schemas';
 import { topicNames } from '@tributary/schemas';
 import {
+  AtomicOutput,
   AvroCodec,
   BatcherClosedError,
   BatcherFullError,
@@ -19,7 +21,7 @@ import {
   createLogger,
   ProduceBatcher,
   ProduceTimeoutError,
-  TransactionalOutput,
+  SingleWriteFailed,
   TransactionOutcomeUnknown,
   type Logger,
   type ProduceRecord,
@@ -62,11 +64,11 @@ export class TributaryProducer {
     private readonly ingestTopic: string,
     private readonly codec: AvroCodec,
     private readonly config: ConfigView,
-    private readonly output: TransactionalOutput,
+    private readonly output: AtomicOutput,
     private readonly batcher: ProduceBatcher,
   ) {}
 
-  /** Connects to Kafka and the registry, reads the config topic and registers the transactional producer. */
+  /** Connects to Kafka and the registry, reads the config topic and registers the producers. */
   static async connect(options: ProducerOptions): Promise<TributaryProducer> {
     const namespace = options.topicNamespace ?? 'tributary';
     const topics = topicNames(namespace);
@@ -76,7 +78,7 @@ export class TributaryProducer {
     await codec.register(topics.ingest, 'ingest');
     const config = new ConfigView({ kafka, codec, logger, topic: topics.config, groupPrefix: `${namespace}-producer` });
     await config.start();
-    const output = new TransactionalOutput({ kafka, transactionalId: options.transactionalId ?? `${namespace}-producer-${hostname()}-${process.pid}`, logger });
+    const output = new AtomicOutput({ kafka, transactionalId: options.transactionalId ?? `${namespace}-producer-${hostname()}-${process.pid}`, defaultTopic: topics.ingest, logger });
     try {
       await output.start();
     } catch (error) {
@@ -84,7 +86,7 @@ export class TributaryProducer {
       throw error;
     }
     const batcher = new ProduceBatcher({
-      send: (records) => output.write([{ topic: topics.ingest, messages: records }]),
+      send: (records) => output.write(records),
       maxRecords: 5_000,
       maxBytes: 4_000_000,
       maxPendingBytes: options.maxBytesInFlight ?? 32 * 1024 * 1024,
@@ -146,9 +148,11 @@ export class TributaryProducer {
         throw new SendFailedError('too many messages are waiting for Kafka; retry shortly', messageIds, false, { cause: error });
       }
       if (error instanceof ProduceTimeoutError) throw new SendFailedError(error.message, messageIds, true, { cause: error });
-      // An aborted transaction wrote nothing; one that failed at commit may have committed.
-      const outcomeUnknown = error instanceof Error && error.cause instanceof TransactionOutcomeUnknown;
-      throw new SendFailedError('the Kafka transaction failed', messageIds, outcomeUnknown, { cause: error });
+      // An aborted transaction wrote nothing; one that failed at commit may have committed, and
+      // a lone record the broker refused may have landed on an earlier try.
+      const cause = error instanceof Error ? error.cause : undefined;
+      const mayBeWritten = cause instanceof TransactionOutcomeUnknown || cause instanceof SingleWriteFailed;
+      throw new SendFailedError('the Kafka write failed', messageIds, mayBeWritten, { cause: error });
     }
     return { messageIds };
   }

@@ -6,19 +6,16 @@
  * connected.
  */
 import {
+  AtomicOutput,
   ConfigView,
   createInfrastructure,
   createHttpServer,
   enabledDestinations,
   listen,
   prepareInfrastructure,
-  groupByTopic,
   ProduceBatcher,
   runService,
-  SingleRecordOutput,
   topicDefinitions,
-  TransactionalOutput,
-  writeGroup,
 } from '@tributary/shared';
 import { adminEnv, mountAdmin } from './admin/index.js';
 import { registerConsole } from './console.js';
@@ -39,20 +36,16 @@ await runService({
     const { kafka, codec, topics } = infrastructure;
     const config = new ConfigView({ kafka, codec, logger, topic: topics.config, groupPrefix: `${env.TOPIC_NAMESPACE}-ingest` });
     const ingestMetrics = createIngestMetrics(metrics.registry);
-    const output = new TransactionalOutput({
+    // A request of one event, alone in its group, needs no transaction (atomic-output.ts).
+    const output = new AtomicOutput({
       kafka,
       transactionalId: `${env.TOPIC_NAMESPACE}-ingest-${env.INSTANCE_ID}`,
+      defaultTopic: topics.ingest,
       logger,
-      onUsable: (usable) => readiness.set('producer', usable),
+      onUsable: (producer, usable) => readiness.set(producer === 'transactional' ? 'producer' : 'single-record producer', usable),
     });
-    // A request of one event, alone in its group, needs no transaction (single-record-output.ts).
-    const single = new SingleRecordOutput({ kafka, logger, onUsable: (usable) => readiness.set('single-record producer', usable) });
     const batcher = new ProduceBatcher({
-      send: (records) =>
-        writeGroup(records, topics.ingest, {
-          single: (topic, message) => single.write(topic, message),
-          transaction: (group) => output.write(groupByTopic(group.map(({ topic, key, value }) => ({ topic: topic ?? topics.ingest, key, value })))),
-        }),
+      send: (records) => output.write(records),
       maxRecords: env.INGEST_MAX_TRANSACTION_RECORDS,
       maxBytes: env.INGEST_MAX_TRANSACTION_BYTES,
       maxPendingBytes: env.INGEST_MAX_BYTES_IN_FLIGHT,
@@ -98,14 +91,14 @@ await runService({
 
     // Shutdown runs these last-registered first: stop reading config, stop taking
     // requests and finish those in flight, let their transactions end, then disconnect.
-    onShutdown('producer', () => Promise.all([output.stop(), single.stop()]).then(() => undefined));
+    onShutdown('producer', () => output.stop());
     onShutdown('transactions', () => batcher.close());
     onShutdown('http', () => app.close());
     onShutdown('config', () => config.stop());
     // Listening already: while Kafka or the registry is away at start-up, requests get 503
     // (not ready) and ingest waits for them rather than exiting.
     await prepareInfrastructure(context, infrastructure, (names) => topicDefinitions(names));
-    await Promise.all([config.start(), output.start(context.signal), single.start(context.signal)]);
+    await Promise.all([config.start(), output.start(context.signal)]);
     await admin.start();
     readiness.set('config', true);
   },

@@ -367,7 +367,7 @@ describe('Kafka trouble', () => {
     expect(response.json()).toEqual({
       success: false,
       code: 'unavailable',
-      error: 'Kafka did not accept the messages (the transaction was aborted); retry the request',
+      error: 'Kafka did not accept the messages; retry the request',
     });
   });
 

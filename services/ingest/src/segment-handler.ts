@@ -151,7 +151,7 @@ export function createSegmentHandler(deps: SegmentHandlerDeps): (call: SegmentCa
       }
       if (error instanceof BatcherClosedError) return refuse(unavailable('the service is shutting down; retry the request'));
       if (error instanceof BatcherFullError) return refuse(overloaded());
-      return refuse(unavailable('Kafka did not accept the messages (the transaction was aborted); retry the request'));
+      return refuse(unavailable('Kafka did not accept the messages; retry the request'));
     }
 
     deps.metrics.batchSize.observe(messages.length);
