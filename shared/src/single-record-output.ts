@@ -12,15 +12,15 @@
  * of another producer is open earlier in the partition, once that one ends — never before
  * anything committed ahead of it.
  *
- * A failed send replaces the producer (a new producer id, fresh sequence numbers), as
- * `TransactionalOutput` does after a failed transaction: kafkajs retries a send without
- * limit, so a failure is one it could not retry, after which its sequence state is not to be
- * trusted.
+ * A failed send replaces the producer (a new producer id, fresh sequence numbers;
+ * `ProducerSlot`), as `TransactionalOutput` does after a failed transaction: kafkajs retries a
+ * send without limit, so a failure is one it could not retry, after which its sequence state
+ * is not to be trusted.
  */
 import type { Kafka, Message, Producer } from 'kafkajs';
 import { createProducer } from './kafka.js';
 import type { Logger } from './logger.js';
-import { untilSuccess } from './patience.js';
+import { ProducerSlot } from './producer-slot.js';
 
 export interface SingleRecordOutputOptions {
   kafka: Kafka;
@@ -30,36 +30,30 @@ export interface SingleRecordOutputOptions {
 }
 
 export class SingleRecordOutput {
-  private producer: Producer | undefined;
-  private connecting: Promise<Producer> | undefined;
-  /** Aborted by `stop()`: ends every wait for the broker. */
-  private readonly stopping = new AbortController();
+  private readonly slot: ProducerSlot;
 
-  constructor(private readonly options: SingleRecordOutputOptions) {}
+  constructor(options: SingleRecordOutputOptions) {
+    this.slot = new ProducerSlot({ name: 'single-record producer', logger: options.logger, connect: () => connectProducer(options.kafka), onUsable: options.onUsable });
+  }
 
   /** Connects the producer, waiting for the broker if it is away (`signal` ends the wait). */
   async start(signal?: AbortSignal): Promise<void> {
-    const stop = this.stopping.signal;
-    await untilSuccess(() => this.connected(), { logger: this.options.logger, doing: 'connecting the single-record producer', signal: signal ? AbortSignal.any([signal, stop]) : stop });
+    await this.slot.start(signal);
   }
 
   async stop(): Promise<void> {
-    this.stopping.abort();
-    const producer = this.producer;
-    this.producer = undefined;
-    this.options.onUsable?.(false);
-    await producer?.disconnect();
+    await this.slot.stop();
   }
 
   /** Resolves once the broker has the record (acks=all); rejects if the send failed for good. */
   async write(topic: string, message: Message): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      const producer = await this.connected();
+      const producer = await this.slot.current();
       try {
         await producer.send({ topic, messages: [message], acks: -1 });
         return;
       } catch (error) {
-        await this.replace(producer);
+        await this.slot.replace(producer);
         // The broker refused the record because it no longer knows the producer: written
         // again under a new producer id, it cannot land twice.
         if (attempt === 1 && forgotTheProducer(error)) continue;
@@ -67,40 +61,17 @@ export class SingleRecordOutput {
       }
     }
   }
+}
 
-  private connected(): Promise<Producer> {
-    if (this.producer) return Promise.resolve(this.producer);
-    if (this.stopping.signal.aborted) return Promise.reject(new Error('the single-record producer is stopped'));
-    this.connecting ??= (async () => {
-      const producer = createProducer(this.options.kafka);
-      try {
-        await producer.connect();
-      } catch (error) {
-        await producer.disconnect().catch(() => undefined);
-        throw error;
-      }
-      if (this.stopping.signal.aborted) {
-        await producer.disconnect().catch(() => undefined);
-        throw new Error('the single-record producer is stopped');
-      }
-      this.producer = producer;
-      this.options.onUsable?.(true);
-      return producer;
-    })().finally(() => {
-      this.connecting = undefined;
-    });
-    return this.connecting;
+async function connectProducer(kafka: Kafka): Promise<Producer> {
+  const producer = createProducer(kafka);
+  try {
+    await producer.connect();
+  } catch (error) {
+    await producer.disconnect().catch(() => undefined);
+    throw error;
   }
-
-  private async replace(broken: Producer): Promise<void> {
-    if (this.producer !== broken) return;
-    this.producer = undefined;
-    this.options.onUsable?.(false);
-    await broken.disconnect().catch((error: unknown) => this.options.logger.warn({ err: error }, 'disconnecting the failed single-record producer'));
-    // Connected again by the next write, or here in the background so that readiness returns
-    // without one (ingest answers 503 while unready, so no write would come to do it).
-    void untilSuccess(() => this.connected(), { logger: this.options.logger, doing: 'reconnecting the single-record producer', signal: this.stopping.signal }).catch(() => undefined);
-  }
+  return producer;
 }
 
 /**

@@ -15,7 +15,7 @@
 import type { Kafka, Message, Producer, Transaction } from 'kafkajs';
 import { createProducer, withAdmin } from './kafka.js';
 import type { Logger } from './logger.js';
-import { untilSuccess } from './patience.js';
+import { ProducerSlot } from './producer-slot.js';
 
 /**
  * The transaction may or may not have committed: its commit failed and so did the abort.
@@ -107,13 +107,20 @@ export interface TransactionalOutputOptions {
 }
 
 export class TransactionalOutput {
-  private producer: Producer | undefined;
+  private readonly slot: ProducerSlot;
 
-  constructor(private readonly options: TransactionalOutputOptions) {}
+  constructor(private readonly options: TransactionalOutputOptions) {
+    this.slot = new ProducerSlot({
+      name: `transactional producer ${options.transactionalId}`,
+      logger: options.logger,
+      connect: () => this.register(),
+      onUsable: options.onUsable,
+    });
+  }
 
   /** Registers the producer, waiting for the broker if it is away (`signal` ends the wait). */
   async start(signal?: AbortSignal): Promise<void> {
-    this.producer = await untilSuccess(() => this.connect(), { logger: this.options.logger, doing: `registering ${this.options.transactionalId}`, signal });
+    await this.slot.start(signal);
   }
 
   /**
@@ -121,19 +128,11 @@ export class TransactionalOutput {
    * guarantees that the transaction of unknown outcome has been finished by the broker.
    */
   async ensureRegistered(): Promise<void> {
-    await this.registered();
+    await this.slot.current();
   }
 
-  private stopped = false;
-  private stopReconnecting: (() => void) | undefined;
-
   async stop(): Promise<void> {
-    this.stopped = true;
-    this.stopReconnecting?.();
-    const producer = this.producer;
-    this.producer = undefined;
-    this.options.onUsable?.(false);
-    await producer?.disconnect();
+    await this.slot.stop();
   }
 
   /** Writes the batches in one transaction (no consumed offsets involved). */
@@ -150,7 +149,7 @@ export class TransactionalOutput {
    * also makes the broker finish whatever transaction was left open.
    */
   async run(work: (transaction: Transaction) => Promise<void>): Promise<void> {
-    const producer = await this.registered();
+    const producer = await this.slot.current();
     let transaction: Transaction | undefined;
     let committing = false;
     try {
@@ -168,23 +167,16 @@ export class TransactionalOutput {
           outcomeKnown = false;
         }
       }
-      await this.replace();
+      await this.slot.replace(producer);
       throw outcomeKnown ? error : new TransactionOutcomeUnknown(error);
     }
   }
 
-  private async registered(): Promise<Producer> {
-    if (this.producer) return this.producer;
-    // Two registrations at once would fence each other: fail fast while one is under way.
-    if (this.reconnecting) throw new Error(`the transactional producer ${this.options.transactionalId} is reconnecting`);
-    this.producer = await this.connect();
-    return this.producer;
-  }
-
-  private async connect(): Promise<Producer> {
+  /** A producer with our transactional id, registered: kafkajs would do it at the first transaction. */
+  private async register(): Promise<Producer> {
     const producer = createProducer(this.options.kafka, { transactionalId: this.options.transactionalId });
-    await producer.connect();
     try {
+      await producer.connect();
       const registration = await producer.transaction();
       await registration.abort();
     } catch (error) {
@@ -192,41 +184,7 @@ export class TransactionalOutput {
       throw error;
     }
     this.options.logger.info({ transactionalId: this.options.transactionalId }, 'transactional producer registered');
-    this.options.onUsable?.(true);
     return producer;
-  }
-
-  private async replace(): Promise<void> {
-    const broken = this.producer;
-    this.producer = undefined;
-    this.options.onUsable?.(false);
-    await broken?.disconnect().catch((error: unknown) => this.options.logger.warn({ err: error }, 'disconnecting the failed producer'));
-    this.producer = await this.connect().catch((error: unknown) => {
-      this.options.logger.error({ err: error }, 'could not replace the transactional producer; reconnecting in the background');
-      // The next run() would connect too — but a caller that waits for readiness (ingest
-      // answers 503 while the producer is unusable) never calls it: keep trying here.
-      this.reconnectInBackground();
-      return undefined;
-    });
-  }
-
-  private reconnecting: Promise<void> | undefined;
-
-  private reconnectInBackground(): void {
-    if (this.reconnecting || this.stopped) return;
-    const abort = new AbortController();
-    this.stopReconnecting = () => abort.abort();
-    this.reconnecting = untilSuccess(
-      async () => {
-        if (this.producer) return;
-        this.producer = await this.connect();
-      },
-      { logger: this.options.logger, doing: `reconnecting ${this.options.transactionalId}`, signal: abort.signal },
-    )
-      .catch(() => undefined)
-      .finally(() => {
-        this.reconnecting = undefined;
-      });
   }
 }
 
