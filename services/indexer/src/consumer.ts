@@ -4,11 +4,12 @@
  * records and INDEXER_MAX_BATCH_BYTES bytes: decodes and maps to rows, then hands the chunk
  * to a group commit. kafkajs runs `eachBatch` for every partition of both topics at once,
  * and the chunks handed over within LINGER_MS (or while a commit is in flight) are written
- * in one database transaction, then their offsets committed in one Kafka transaction with the
- * quarantine records of their poison — so a poison record is set aside exactly when the
- * offset that skips it is committed. (One transaction of each kind per partition per fetch
- * made the indexer the busiest process of the pipeline: at 1,000 events/s it spent 0.6 s of
- * CPU per 1,000 events on a dozen small transactions a second, and the broker as much again.)
+ * in one database transaction, then their offsets committed: by a plain offset commit, or,
+ * when they hold poison, in one Kafka transaction with its quarantine records — so a poison
+ * record is set aside exactly when the offset that skips it is committed. (One transaction of
+ * each kind per partition per fetch made the indexer the busiest process of the pipeline: at
+ * 1,000 events/s it spent 0.6 s of CPU per 1,000 events on a dozen small transactions a
+ * second, and the broker as much again.)
  *
  * At-least-once plus idempotent writes: a chunk whose offset was not committed is indexed
  * again, and writes nothing new (see store/write.ts). Nothing is skipped: a chunk that fails
@@ -206,9 +207,9 @@ export class IndexerConsumer {
       : mapMessages(partition, await this.decodeAll<IngestMessage>('ingest', chunk), config);
   }
 
-  /** Writes the chunks' rows in one database transaction, then commits their offsets and quarantine in one Kafka transaction. */
+  /** Writes the chunks' rows in one database transaction, then commits their offsets (and quarantine: `commitOffsets`). */
   private async commitChunks(chunks: IndexChunk[]): Promise<void> {
-    const { topics, output, codec, metrics, logger, groupId } = this.options;
+    const { topics, codec, metrics, logger } = this.options;
     const { counts, refused } = await this.write(chunks);
     const poison: Refused[] = [...chunks.flatMap(({ topic, partition, mapped }) => poisonRecords(mapped).map((record) => ({ topic, partition, ...record }))), ...refused];
     const now = Date.now();
@@ -216,16 +217,37 @@ export class IndexerConsumer {
       logger.error({ topic, partition, offset: raw.offset, reason: cause.reason, problem: cause.error }, 'record quarantined');
       return quarantineMessage(codec, topics, SERVICE, { topic, partition, ...raw }, cause, now).message;
     });
-    await output.run(async (transaction) => {
-      if (quarantined.length > 0) await transaction.send({ topic: topics.quarantine, messages: quarantined });
-      await transaction.sendOffsets({ consumerGroupId: groupId, topics: offsetsOf(chunks) });
-    });
+    await this.commitOffsets(offsetsOf(chunks), quarantined);
 
     for (const { topic, records } of chunks) metrics.recordsIndexed.inc({ topic }, records);
     metrics.rowsWritten.inc({ table: 'attempts' }, counts.attempts);
     metrics.rowsWritten.inc({ table: 'messages' }, counts.messages);
     metrics.rowsWritten.inc({ table: 'deliveries' }, counts.deliveries);
     for (const { topic, poison: cause } of poison) metrics.quarantined.inc({ topic, reason: cause.reason });
+  }
+
+  /**
+   * Offsets alone need no Kafka transaction: rows are written idempotently, so an offset
+   * commit lost to a crash only has its chunks indexed again, writing nothing new. A plain
+   * commit is one request to the group coordinator and one append; a transaction adds two
+   * requests, the commit marker and two transaction-log appends — at 1,000 events/s a tenth of
+   * the broker's requests. It is also fenced by the group's generation, so a member that has
+   * lost its partitions cannot commit for them. Quarantine records and the offsets that skip
+   * them must be written together: those go in a transaction.
+   */
+  private async commitOffsets(offsets: ReturnType<typeof offsetsOf>, quarantined: Message[]): Promise<void> {
+    const { topics, output, groupId } = this.options;
+    if (quarantined.length > 0) {
+      await output.run(async (transaction) => {
+        await transaction.send({ topic: topics.quarantine, messages: quarantined });
+        await transaction.sendOffsets({ consumerGroupId: groupId, topics: offsets });
+      });
+      return;
+    }
+    const consumer = this.consumer?.current;
+    // Being replaced after a crash: its batches are fetched again by the next one.
+    if (!consumer) throw new Error('the consumer is being replaced; its batches are read again');
+    await consumer.commitOffsets(offsets.flatMap(({ topic, partitions }) => partitions.map(({ partition, offset }) => ({ topic, partition, offset }))));
   }
 
   private async decodeAll<T>(schema: 'attempt' | 'ingest', chunk: readonly KafkaMessage[]): Promise<Decoded<T>[]> {
