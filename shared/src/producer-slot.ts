@@ -5,11 +5,12 @@
  * producer needs before it is usable (registering a transactional id, say) is their
  * `connect`.
  *
- * A caller never waits for a reconnection: while one is under way, `current()` fails at once.
- * Connecting can last as long as the broker is away, and the callers are consumers holding a
- * batch (which must return to let the group rebalance) or HTTP requests (which answer 503
- * while the service is unready). Nor do two connections run at once: for a transactional id
- * that would be two registrations fencing each other.
+ * Only the caller whose failure asked for the replacement waits, for one try; while the
+ * background keeps trying, `current()` fails at once. Connecting can last as long as the broker
+ * is away, and the callers are consumers holding a batch (which must return to let the group
+ * rebalance) or HTTP requests (which answer 503 while the service is unready). Nor do two
+ * connections run at once: for a transactional id that would be two registrations fencing each
+ * other.
  */
 import type { Producer } from 'kafkajs';
 import type { Logger } from './logger.js';
