@@ -4,43 +4,53 @@ import { ProducerSlot } from './producer-slot.js';
 
 const logger = createLogger({ service: 'producer-slot-test', level: 'silent' });
 
-class FakeProducer {
-  disconnected = false;
-  constructor(readonly id: number) {}
-  disconnect(): Promise<void> {
-    this.disconnected = true;
-    return Promise.resolve();
-  }
-}
-
-/** A connect function whose outcomes the test decides, counting how many run at once. */
+/** A connector whose outcomes the test decides, counting how many connections run at once. */
 function connector() {
   let made = 0;
   let running = 0;
   const state = { attempts: 0, maxConcurrent: 0, failNext: 0, pending: [] as Array<() => void>, hold: false };
-  const connect = async (): Promise<FakeProducer> => {
-    running++;
-    state.attempts++;
-    state.maxConcurrent = Math.max(state.maxConcurrent, running);
-    try {
-      if (state.hold) await new Promise<void>((resolve) => state.pending.push(resolve));
-      else await Promise.resolve();
-      if (state.failNext > 0) {
-        state.failNext--;
-        throw new Error('broker away');
+  const created: FakeProducer[] = [];
+
+  class FakeProducer {
+    disconnected = false;
+    /** Which successful connection this is (0 until connected). */
+    id = 0;
+    async connect(): Promise<void> {
+      running++;
+      state.attempts++;
+      state.maxConcurrent = Math.max(state.maxConcurrent, running);
+      try {
+        if (state.hold) await new Promise<void>((resolve) => state.pending.push(resolve));
+        else await Promise.resolve();
+        if (state.failNext > 0) {
+          state.failNext--;
+          throw new Error('broker away');
+        }
+        this.id = ++made;
+      } finally {
+        running--;
       }
-      return new FakeProducer(++made);
-    } finally {
-      running--;
     }
+    disconnect(): Promise<void> {
+      this.disconnected = true;
+      return Promise.resolve();
+    }
+  }
+
+  const create = (): FakeProducer => {
+    const producer = new FakeProducer();
+    created.push(producer);
+    return producer;
   };
   const release = () => state.pending.splice(0).forEach((resolve) => resolve());
-  return { connect, state, release, made: () => made };
+  return { create, created, state, release, made: () => made };
 }
 
-function slotWith(connect: () => Promise<FakeProducer>) {
+type FakeProducer = ReturnType<ReturnType<typeof connector>['create']>;
+
+function slotWith(create: () => FakeProducer) {
   const usable: boolean[] = [];
-  const slot = new ProducerSlot<FakeProducer>({ name: 'test producer', logger, connect, onUsable: (value) => usable.push(value) });
+  const slot = new ProducerSlot<FakeProducer>({ name: 'test producer', logger, create, onUsable: (value) => usable.push(value) });
   return { slot, usable };
 }
 
@@ -54,20 +64,22 @@ const until = async (check: () => boolean, timeoutMs = 5_000): Promise<void> => 
 
 describe('ProducerSlot', () => {
   it('connects at start, waiting out failures, and hands out that one producer', async () => {
-    const { connect, state } = connector();
+    const { create, created, state } = connector();
     state.failNext = 1;
-    const { slot, usable } = slotWith(connect);
+    const { slot, usable } = slotWith(create);
     await slot.start();
     const first = await slot.current();
     expect(await slot.current()).toBe(first);
     expect(first.id).toBe(1);
     expect(usable).toEqual([true]);
+    // The producer whose connection failed was let go, not left half-open.
+    expect(created.map((producer) => producer.disconnected)).toEqual([true, false]);
   });
 
   it('connects once for callers that ask together', async () => {
-    const { connect, state, release, made } = connector();
+    const { create, state, release, made } = connector();
     state.hold = true;
-    const { slot } = slotWith(connect);
+    const { slot } = slotWith(create);
     const asked = [slot.current(), slot.current(), slot.current()];
     release();
     const producers = await Promise.all(asked);
@@ -77,8 +89,8 @@ describe('ProducerSlot', () => {
   });
 
   it('replaces a failed producer: disconnects it and connects another before returning', async () => {
-    const { connect } = connector();
-    const { slot, usable } = slotWith(connect);
+    const { create } = connector();
+    const { slot, usable } = slotWith(create);
     await slot.start();
     const broken = await slot.current();
     await slot.replace(broken);
@@ -89,8 +101,8 @@ describe('ProducerSlot', () => {
   });
 
   it('ignores a replacement asked for a producer already replaced', async () => {
-    const { connect, made } = connector();
-    const { slot } = slotWith(connect);
+    const { create, made } = connector();
+    const { slot } = slotWith(create);
     await slot.start();
     const broken = await slot.current();
     await slot.replace(broken);
@@ -102,8 +114,8 @@ describe('ProducerSlot', () => {
   });
 
   it('while a replacement keeps failing, callers fail at once and one reconnection runs in the background until it succeeds', async () => {
-    const { connect, state } = connector();
-    const { slot, usable } = slotWith(connect);
+    const { create, state } = connector();
+    const { slot, usable } = slotWith(create);
     await slot.start();
     state.failNext = 2; // the replacement's own try, then the background's first
     await slot.replace(await slot.current());
@@ -116,15 +128,15 @@ describe('ProducerSlot', () => {
   });
 
   it('after stop, hands out nothing and disconnects a connection that finishes late', async () => {
-    const { connect, state, release } = connector();
-    const { slot, usable } = slotWith(connect);
+    const { create, state, release } = connector();
+    const { slot, usable } = slotWith(create);
     await slot.start();
     const producer = await slot.current();
     await slot.stop();
     expect(producer.disconnected).toBe(true);
     await expect(slot.current()).rejects.toThrow('the test producer is stopped');
 
-    const other = slotWith(connect);
+    const other = slotWith(create);
     state.hold = true;
     const late = other.slot.current();
     await other.slot.stop();
@@ -135,8 +147,8 @@ describe('ProducerSlot', () => {
   });
 
   it('stops a background reconnection', async () => {
-    const { connect, state } = connector();
-    const { slot } = slotWith(connect);
+    const { create, state } = connector();
+    const { slot } = slotWith(create);
     await slot.start();
     state.failNext = Number.MAX_SAFE_INTEGER;
     await slot.replace(await slot.current());

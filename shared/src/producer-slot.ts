@@ -3,7 +3,7 @@
  * the broker if it is away), replaced after a failure, reconnected in the background until
  * that succeeds. `TransactionalOutput` and `SingleRecordOutput` keep one each; what a
  * producer needs before it is usable (registering a transactional id, say) is their
- * `connect`.
+ * `prepare`. A producer whose connecting or preparing failed is disconnected here.
  *
  * Only the caller whose failure asked for the replacement waits, for one try; while the
  * background keeps trying, `current()` fails at once. Connecting can last as long as the broker
@@ -17,19 +17,21 @@ import type { Logger } from './logger.js';
 import { untilSuccess } from './patience.js';
 
 /** What the slot needs of a producer: kafkajs's `Producer`, or a test's stand-in. */
-export type Disconnectable = Pick<Producer, 'disconnect'>;
+export type Connectable = Pick<Producer, 'connect' | 'disconnect'>;
 
-export interface ProducerSlotOptions<P extends Disconnectable> {
+export interface ProducerSlotOptions<P extends Connectable> {
   /** The producer, for logs: "transactional producer tributary-ingest-0". */
   name: string;
   logger: Logger;
-  /** Creates and connects a producer, ready to use; on failure leaves nothing connected. */
-  connect: () => Promise<P>;
+  /** A new, unconnected producer (`createProducer`). */
+  create: () => P;
+  /** What a connected producer needs before it is used; a failure discards the producer. */
+  prepare?: ((producer: P) => Promise<void>) | undefined;
   /** Told when a connected producer exists or stops existing (readiness). */
   onUsable?: ((usable: boolean) => void) | undefined;
 }
 
-export class ProducerSlot<P extends Disconnectable = Producer> {
+export class ProducerSlot<P extends Connectable = Producer> {
   private producer: P | undefined;
   private connecting: Promise<P> | undefined;
   private reconnecting = false;
@@ -81,7 +83,7 @@ export class ProducerSlot<P extends Disconnectable = Producer> {
 
   private connectOnce(): Promise<P> {
     this.connecting ??= (async () => {
-      const producer = await this.options.connect();
+      const producer = await this.connect();
       if (this.stopping.signal.aborted) {
         await producer.disconnect().catch(() => undefined);
         throw new Error(`the ${this.options.name} is stopped`);
@@ -93,6 +95,18 @@ export class ProducerSlot<P extends Disconnectable = Producer> {
       this.connecting = undefined;
     });
     return this.connecting;
+  }
+
+  private async connect(): Promise<P> {
+    const producer = this.options.create();
+    try {
+      await producer.connect();
+      await this.options.prepare?.(producer);
+    } catch (error) {
+      await producer.disconnect().catch(() => undefined);
+      throw error;
+    }
+    return producer;
   }
 
   private reconnectInBackground(): void {

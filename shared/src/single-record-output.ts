@@ -17,7 +17,7 @@
  * send without limit, so a failure is one it could not retry, after which its sequence state
  * is not to be trusted.
  */
-import type { Kafka, Message, Producer } from 'kafkajs';
+import type { Kafka, Message } from 'kafkajs';
 import { createProducer } from './kafka.js';
 import type { Logger } from './logger.js';
 import { ProducerSlot } from './producer-slot.js';
@@ -33,7 +33,7 @@ export class SingleRecordOutput {
   private readonly slot: ProducerSlot;
 
   constructor(options: SingleRecordOutputOptions) {
-    this.slot = new ProducerSlot({ name: 'single-record producer', logger: options.logger, connect: () => connectProducer(options.kafka), onUsable: options.onUsable });
+    this.slot = new ProducerSlot({ name: 'single-record producer', logger: options.logger, create: () => createProducer(options.kafka), onUsable: options.onUsable });
   }
 
   /** Connects the producer, waiting for the broker if it is away (`signal` ends the wait). */
@@ -61,17 +61,6 @@ export class SingleRecordOutput {
       }
     }
   }
-}
-
-async function connectProducer(kafka: Kafka): Promise<Producer> {
-  const producer = createProducer(kafka);
-  try {
-    await producer.connect();
-  } catch (error) {
-    await producer.disconnect().catch(() => undefined);
-    throw error;
-  }
-  return producer;
 }
 
 /**

@@ -113,7 +113,8 @@ export class TransactionalOutput {
     this.slot = new ProducerSlot({
       name: `transactional producer ${options.transactionalId}`,
       logger: options.logger,
-      connect: () => this.register(),
+      create: () => createProducer(options.kafka, { transactionalId: options.transactionalId }),
+      prepare: (producer) => this.register(producer),
       onUsable: options.onUsable,
     });
   }
@@ -172,19 +173,11 @@ export class TransactionalOutput {
     }
   }
 
-  /** A producer with our transactional id, registered: kafkajs would do it at the first transaction. */
-  private async register(): Promise<Producer> {
-    const producer = createProducer(this.options.kafka, { transactionalId: this.options.transactionalId });
-    try {
-      await producer.connect();
-      const registration = await producer.transaction();
-      await registration.abort();
-    } catch (error) {
-      await producer.disconnect().catch(() => undefined);
-      throw error;
-    }
+  /** Registers our transactional id now: kafkajs would do it at the first transaction. */
+  private async register(producer: Producer): Promise<void> {
+    const registration = await producer.transaction();
+    await registration.abort();
     this.options.logger.info({ transactionalId: this.options.transactionalId }, 'transactional producer registered');
-    return producer;
   }
 }
 
