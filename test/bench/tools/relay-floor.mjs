@@ -14,7 +14,9 @@
 // OffsetCommit), to tell what the exactly-once hops cost.
 //
 // With the local stack running (node deploy/dist/local/with-stack.js -- sleep 3600 &) and the tree built:
-//   node test/bench/tools/relay-floor.mjs [rate=1000] [seconds=40] [txn|plain]
+//   node test/bench/tools/relay-floor.mjs [rate=1000] [seconds=40] [txn|plain] [trickle=0]
+// `trickle` > 0 adds a second source sending that many one-event requests a second, each
+// written alone (as ingest writes them): the noisy-neighbour scenario's trickle, measured apart.
 // Prints, for the measured window after a 10 s warm-up: delivered/s, end-to-end latency
 // (source send → receiver) p50/p99, and CPU ms per 1,000 delivered events of each process and
 // of the broker (from /proc, like the bench).
@@ -54,6 +56,11 @@ async function source() {
   let rate = 0;
   process.on('message', (m) => (rate = m.rate));
   process.send({ kind: 'ready' });
+  // The trickle source sends one event per request, as an app does, written alone without a
+  // transaction (as ingest writes a lone one-event request); its records carry "q":1.
+  const trickle = process.env.FLOOR_TRICKLE === '1';
+  const perRequest = trickle ? 1 : PER_TRANSACTION;
+  const maxGrouped = trickle ? 1 : MAX_GROUPED;
   let seq = 0;
   const pad = 'x'.repeat(RECORD_BYTES - 40);
   let origin = performance.now();
@@ -66,17 +73,17 @@ async function source() {
       continue;
     }
     const due = ((performance.now() - origin) / 1000) * rate;
-    if (sent + PER_TRANSACTION > due) {
-      await sleep(Math.max(1, ((sent + PER_TRANSACTION - due) / rate) * 1000));
+    if (sent + perRequest > due) {
+      await sleep(Math.max(1, ((sent + perRequest - due) / rate) * 1000));
       continue;
     }
     // Requests that came due while the last transaction was open share the next one, as
     // ingest's group commit makes them (up to MAX_GROUPED).
-    const requests = Math.min(MAX_GROUPED, Math.floor((due - sent) / PER_TRANSACTION));
+    const requests = Math.min(maxGrouped, Math.floor((due - sent) / perRequest));
     const now = performance.timeOrigin + performance.now();
-    const messages = Array.from({ length: requests * PER_TRANSACTION }, () => ({ key: `anon-${seq++ % 5000}`, value: `{"t":${now.toFixed(3)},"p":"${pad}"}` }));
+    const messages = Array.from({ length: requests * perRequest }, () => ({ key: `anon-${seq++ % 5000}`, value: `{"t":${now.toFixed(3)},${trickle ? '"q":1,' : ''}"p":"${pad}"}` }));
     sent += messages.length;
-    if (transactional()) {
+    if (transactional() && !trickle) {
       const transaction = await producer.transaction();
       await sendInChunks(transaction, [{ topic, messages }]);
       await transaction.commit();
@@ -171,13 +178,15 @@ async function sender() {
 async function receiver() {
   let count = 0;
   const latencies = [];
+  const trickleLatencies = [];
   let measuring = false;
   process.on('message', (m) => {
     if (m.kind === 'measure') {
       measuring = true;
       count = 0;
       latencies.length = 0;
-    } else if (m.kind === 'report') process.send({ kind: 'report', count, latencies });
+      trickleLatencies.length = 0;
+    } else if (m.kind === 'report') process.send({ kind: 'report', count, latencies, trickleLatencies });
   });
   const server = createServer((request, response) => {
     const chunks = [];
@@ -186,7 +195,8 @@ async function receiver() {
       if (measuring) {
         count++;
         const text = Buffer.concat(chunks).toString('latin1', 0, 40);
-        latencies.push(performance.timeOrigin + performance.now() - Number(/"t":([\d.]+)/.exec(text)[1]));
+        const latency = performance.timeOrigin + performance.now() - Number(/"t":([\d.]+)/.exec(text)[1]);
+        (text.includes('"q":1') ? trickleLatencies : latencies).push(latency);
       }
       response.end('ok');
     });
@@ -194,7 +204,7 @@ async function receiver() {
   server.listen(0, '127.0.0.1', () => process.send({ kind: 'ready', port: server.address().port }));
 }
 
-async function orchestrate(rate, seconds, mode) {
+async function orchestrate(rate, seconds, mode, trickleRate) {
   if (mode !== 'txn' && mode !== 'plain') throw new Error('mode is txn or plain');
   const stamp = Date.now().toString(36);
   const topics = { FLOOR_IN: `floor-${stamp}.in`, FLOOR_MID: `floor-${stamp}.mid`, FLOOR_OUT: `floor-${stamp}.out` };
@@ -222,9 +232,11 @@ async function orchestrate(rate, seconds, mode) {
   const receiverChild = start('receiver');
   const { port } = await receiverChild.ready;
   const workers = [start('relay'), start('sender', { FLOOR_RECEIVER: `http://127.0.0.1:${port}` }), start('source')];
+  if (trickleRate > 0) workers.push(start('source', { FLOOR_TRICKLE: '1' }));
   await Promise.all(workers.map((w) => w.ready));
   const sourceChild = workers[2].child;
   sourceChild.send({ rate });
+  if (trickleRate > 0) workers[3].child.send({ rate: trickleRate });
   await sleep(WARMUP_S * 1000);
   const broker = brokerPid();
   const processes = [...workers, receiverChild].map((w) => ({ name: w.name, pid: w.child.pid })).concat([{ name: 'broker', pid: broker }]);
@@ -238,9 +250,16 @@ async function orchestrate(rate, seconds, mode) {
   const report = await new Promise((resolve) => receiverChild.child.on('message', (m) => m.kind === 'report' && resolve(m)));
   sourceChild.send({ rate: 0 });
   const thousands = report.count / 1000;
-  const sorted = report.latencies.sort((a, b) => a - b);
-  const pct = (p) => sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? NaN;
+  const percentile = (values) => {
+    const sorted = values.sort((a, b) => a - b);
+    return (p) => sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? NaN;
+  };
+  const pct = percentile(report.latencies);
   console.log(`${mode}, offered ${rate}/s for ${seconds} s: delivered ${(report.count / elapsed).toFixed(0)}/s, latency p50 ${pct(0.5).toFixed(1)} ms, p99 ${pct(0.99).toFixed(1)} ms`);
+  if (trickleRate > 0) {
+    const trickle = percentile(report.trickleLatencies);
+    console.log(`  trickle, ${trickleRate}/s one event per request: ${report.trickleLatencies.length} delivered, latency p50 ${trickle(0.5).toFixed(1)} ms, p99 ${trickle(0.99).toFixed(1)} ms`);
+  }
   let total = 0;
   let pipeline = 0;
   for (const [i, p] of processes.entries()) {
@@ -249,7 +268,7 @@ async function orchestrate(rate, seconds, mode) {
     if (p.name !== 'receiver') pipeline += spent;
     console.log(`  ${p.name.padEnd(9)} ${(spent / elapsed / 10).toFixed(1).padStart(5)} % of a core, ${(spent / thousands).toFixed(0).padStart(4)} CPU ms per 1,000 delivered`);
   }
-  console.log(`  source + relay + sender + broker: ${(pipeline / thousands).toFixed(0)} ms per 1,000 delivered; with the receiver ${(total / thousands).toFixed(0)}`);
+  console.log(`  sources + relay + sender + broker: ${(pipeline / thousands).toFixed(0)} ms per 1,000 delivered; with the receiver ${(total / thousands).toFixed(0)}`);
   finishing = true;
   for (const child of children) child.kill('SIGKILL');
   await admin.deleteTopics({ topics: Object.values(topics) }).catch(() => {});
@@ -289,4 +308,4 @@ if (role in roles) {
   process.on('disconnect', () => process.exit(0));
   await roles[role]();
 }
-else await orchestrate(Number(process.argv[2] ?? 1000), Number(process.argv[3] ?? 40), process.argv[4] ?? 'txn');
+else await orchestrate(Number(process.argv[2] ?? 1000), Number(process.argv[3] ?? 40), process.argv[4] ?? 'txn', Number(process.argv[5] ?? 0));
