@@ -2,7 +2,7 @@
 //
 // Three hops as the services make them, each in its own process, with the services' Kafka
 // settings (shared createKafka/createProducer/createConsumer, the kafkajs fixes, the group commit):
-//   source  (ingest)     writes records of the ingest record's size, requests of 100, those due
+//   source  (ingest)     writes records of about an ingest record's size, requests of 100, those due
 //                        together in one transaction (ingest's group commit)
 //   relay   (router)     reads them read_committed and writes each again to a second topic, the
 //                        chunks of one fetch in one transaction with their offsets (GroupCommit)
@@ -10,7 +10,8 @@
 //                        every 250 ms writes one record per delivery with the offsets, in a transaction
 // and a receiver answering 200. No Avro, no validation, no routing, no signing, no metrics, no
 // logging, no HTTP in front of the source: what is left is what kafkajs, the broker and undici
-// cost for the topology. Requests are split under the broker's size limit as the services split them (sendInChunks). `plain` writes without transactions (idempotent producers, offsets by
+// cost for the topology. Writes are split under the broker's size limit as the services split
+// them (sendInChunks). `plain` writes without transactions (idempotent producers, offsets by
 // OffsetCommit), to tell what the exactly-once hops cost.
 //
 // With the local stack running (node deploy/dist/local/with-stack.js -- sleep 3600 &) and the tree built:
@@ -28,13 +29,12 @@ import { Pool } from 'undici';
 import { createConsumer, createKafka, createLogger, createProducer, GroupCommit, sendInChunks } from '../../../shared/dist/index.js';
 
 const BROKERS = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
-const PER_TRANSACTION = 100;
+const PER_REQUEST = 100;
 const MAX_GROUPED = 10;
-const RECORD_BYTES = 1_000; // about an ingest record of the bench's Track call
+const RECORD_BYTES = 1_000; // a little over the bench's Track call (its webhook body alone is 740 B)
 const ATTEMPT_BYTES = 400;
 const OUTCOME_INTERVAL_MS = 250;
 const WARMUP_S = 10;
-
 
 function env(name) {
   const value = process.env[name];
@@ -59,7 +59,7 @@ async function source() {
   // The trickle source sends one event per request, as an app does, written alone without a
   // transaction (as ingest writes a lone one-event request); its records carry "q":1.
   const trickle = process.env.FLOOR_TRICKLE === '1';
-  const perRequest = trickle ? 1 : PER_TRANSACTION;
+  const perRequest = trickle ? 1 : PER_REQUEST;
   const maxGrouped = trickle ? 1 : MAX_GROUPED;
   let seq = 0;
   const pad = 'x'.repeat(RECORD_BYTES - 40);
