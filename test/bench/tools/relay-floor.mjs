@@ -117,17 +117,10 @@ async function relay() {
     await writeWithOffsets(producer, consumer, groupId, { topic: output, messages }, { topic: env('FLOOR_IN'), partitions });
   };
   const group = new GroupCommit({ maxRecords: 2_000, records: (chunk) => chunk.messages.length, commit });
-  consumer.on(consumer.events.GROUP_JOIN, () => process.send({ kind: 'ready' }));
-  await consumer.connect();
-  await consumer.subscribe({ topic: env('FLOOR_IN'), fromBeginning: true });
-  await consumer.run({
-    autoCommit: false,
-    partitionsConsumedConcurrently: 6,
-    eachBatch: async ({ batch, resolveOffset }) => {
-      if (batch.messages.length === 0) return;
-      await group.submit({ partition: batch.partition, messages: batch.messages, last: batch.lastOffset() });
-      resolveOffset(batch.lastOffset());
-    },
+  await consumeInGroup(consumer, env('FLOOR_IN'), async ({ batch, resolveOffset }) => {
+    if (batch.messages.length === 0) return;
+    await group.submit({ partition: batch.partition, messages: batch.messages, last: batch.lastOffset() });
+    resolveOffset(batch.lastOffset());
   });
 }
 
@@ -155,24 +148,25 @@ async function sender() {
       await flush();
     }
   })();
+  await consumeInGroup(consumer, env('FLOOR_MID'), async ({ batch, resolveOffset }) => {
+    await Promise.all(
+      batch.messages.map(async (m) => {
+        const response = await pool.request({ method: 'POST', path: '/', headers: { 'content-type': 'application/json' }, body: m.value, headersTimeout: 5_000, bodyTimeout: 5_000 });
+        await response.body.dump();
+        staged.push({ key: m.key, value: attempt });
+      }),
+    );
+    if (batch.messages.length > 0) offsets.set(batch.partition, (BigInt(batch.lastOffset()) + 1n).toString());
+    resolveOffset(batch.lastOffset());
+  });
+}
+
+/** Joins the role's group (telling the orchestrator once it has), reading `topic` from the start, offsets committed by the role. */
+async function consumeInGroup(consumer, topic, eachBatch) {
   consumer.on(consumer.events.GROUP_JOIN, () => process.send({ kind: 'ready' }));
   await consumer.connect();
-  await consumer.subscribe({ topic: env('FLOOR_MID'), fromBeginning: true });
-  await consumer.run({
-    autoCommit: false,
-    partitionsConsumedConcurrently: 6,
-    eachBatch: async ({ batch, resolveOffset }) => {
-      await Promise.all(
-        batch.messages.map(async (m) => {
-          const response = await pool.request({ method: 'POST', path: '/', headers: { 'content-type': 'application/json' }, body: m.value, headersTimeout: 5_000, bodyTimeout: 5_000 });
-          await response.body.dump();
-          staged.push({ key: m.key, value: attempt });
-        }),
-      );
-      if (batch.messages.length > 0) offsets.set(batch.partition, (BigInt(batch.lastOffset()) + 1n).toString());
-      resolveOffset(batch.lastOffset());
-    },
-  });
+  await consumer.subscribe({ topic, fromBeginning: true });
+  await consumer.run({ autoCommit: false, partitionsConsumedConcurrently: 6, eachBatch });
 }
 
 async function receiver() {
@@ -231,12 +225,12 @@ async function orchestrate(rate, seconds, mode, trickleRate) {
   };
   const receiverChild = start('receiver');
   const { port } = await receiverChild.ready;
-  const workers = [start('relay'), start('sender', { FLOOR_RECEIVER: `http://127.0.0.1:${port}` }), start('source')];
-  if (trickleRate > 0) workers.push(start('source', { FLOOR_TRICKLE: '1' }));
+  const mainSource = start('source');
+  const trickleSource = trickleRate > 0 ? start('source', { FLOOR_TRICKLE: '1' }) : undefined;
+  const workers = [start('relay'), start('sender', { FLOOR_RECEIVER: `http://127.0.0.1:${port}` }), mainSource, ...(trickleSource ? [trickleSource] : [])];
   await Promise.all(workers.map((w) => w.ready));
-  const sourceChild = workers[2].child;
-  sourceChild.send({ rate });
-  if (trickleRate > 0) workers[3].child.send({ rate: trickleRate });
+  mainSource.child.send({ rate });
+  trickleSource?.child.send({ rate: trickleRate });
   await sleep(WARMUP_S * 1000);
   const broker = brokerPid();
   const processes = [...workers, receiverChild].map((w) => ({ name: w.name, pid: w.child.pid })).concat([{ name: 'broker', pid: broker }]);
@@ -248,7 +242,7 @@ async function orchestrate(rate, seconds, mode, trickleRate) {
   const elapsed = (performance.now() - startedAt) / 1000;
   receiverChild.child.send({ kind: 'report' });
   const report = await new Promise((resolve) => receiverChild.child.on('message', (m) => m.kind === 'report' && resolve(m)));
-  sourceChild.send({ rate: 0 });
+  mainSource.child.send({ rate: 0 });
   const thousands = report.count / 1000;
   const percentile = (values) => {
     const sorted = values.sort((a, b) => a - b);
