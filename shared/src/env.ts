@@ -78,6 +78,8 @@ export const envTypes = {
   positiveInt: (fallback: number) => z.coerce.number().int().positive().default(fallback),
   /** 0 or more; 0 usually turns the feature off. */
   nonNegativeInt: (fallback: number) => z.coerce.number().int().nonnegative().default(fallback),
+  /** A CPU niceness: 0 (as started) to 19 (the lowest priority); see `lowerPriority`. */
+  nice: (fallback: number) => z.coerce.number().int().min(0).max(19).default(fallback),
   /** A share above 0 and at most 1, e.g. 0.5. */
   ratio: (fallback: number) => z.coerce.number().gt(0, { message: 'must be above 0' }).max(1, { message: 'must be at most 1' }).default(fallback),
   url: () => z.url({ message: 'must be an absolute URL, e.g. http://127.0.0.1:8081' }),

@@ -35,3 +35,4 @@ export * from './kafka-requests.js';
 export * from './partitioner.js';
 export * from './single-record-output.js';
 export * from './atomic-output.js';
+export * from './cpu-priority.js';

@@ -14,6 +14,7 @@ import {
   createHttpServer,
   createInfrastructure,
   listen,
+  lowerPriority,
   prepareInfrastructure,
   runService,
   topicDefinitions,
@@ -22,7 +23,6 @@ import {
 } from '@tributary/shared';
 import { registerReadApi } from './api/routes.js';
 import { IndexerConsumer } from './consumer.js';
-import { lowerPriority } from './priority.js';
 import { DatabaseHealth } from './db-health.js';
 import { createIndexerMetrics } from './metrics.js';
 import { RetentionSweeper } from './retention.js';
@@ -35,7 +35,7 @@ await runService({
   env: indexerEnv,
   async start(context) {
     const { env, logger, metrics, readiness, onShutdown } = context;
-    lowerPriority(env.INDEXER_NICE, logger);
+    lowerPriority(env.INDEXER_NICE, 'INDEXER_NICE', logger);
     // 'consumer' too, from the start: ready means indexing, not only started.
     for (const check of ['database', 'config', 'producer', 'consumer']) readiness.set(check, false);
     const namespace = env.TOPIC_NAMESPACE;

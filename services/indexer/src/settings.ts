@@ -30,7 +30,7 @@ export const indexerEnv = {
    * on a machine it shares with the delivery path it takes the CPU the deliveries leave — it is
    * beside that path, and falling behind for a while delays no delivery. 0 leaves it as started.
    */
-  INDEXER_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  INDEXER_NICE: envTypes.nice(10),
   /** Bearer token of the read API (the same as ingest's). Unset: the routes answer 404 admin_disabled. */
   ADMIN_TOKEN: adminTokenSetting(),
 };

@@ -13,7 +13,7 @@
  * RETRY_SCHEDULER_TIER_SCAN_INTERVAL after: a tier taken out of RETRY_LADDER, or written by a
  * service started later with another ladder, holds records that must be released or expired.
  */
-import { ConsumerLagProbe, createHttpServer, createInfrastructure, DestinationHealthTable, ladderFromSettings, ladderTiers, listen, prepareInfrastructure, runService, topicDefinitions, TransactionalOutput, withAdmin } from '@tributary/shared';
+import { ConsumerLagProbe, createHttpServer, createInfrastructure, DestinationHealthTable, ladderFromSettings, ladderTiers, listen, lowerPriority, prepareInfrastructure, runService, topicDefinitions, TransactionalOutput, withAdmin } from '@tributary/shared';
 import { strayTiers } from './release-plan.js';
 import { createSchedulerMetrics, zeroTierMetrics } from './metrics.js';
 import { schedulerEnv } from './settings.js';
@@ -24,6 +24,7 @@ await runService({
   env: schedulerEnv,
   async start(context) {
     const { env, logger, metrics, readiness, onShutdown } = context;
+    lowerPriority(env.RETRY_SCHEDULER_NICE, 'RETRY_SCHEDULER_NICE', logger);
     readiness.set('producers', false);
     const namespace = env.TOPIC_NAMESPACE;
     const ladder = ladderFromSettings(env);
