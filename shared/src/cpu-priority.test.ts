@@ -4,7 +4,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 // Run in a child process: niceness cannot be raised back without privileges, so lowering the
-// test worker's own would slow every test after this one.
+// test worker's own would slow every test after this one. The child loads the built module
+// (`npm test` builds first): plain node cannot load the TypeScript source.
 const BUILT = pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'cpu-priority.js')).href;
 
 interface ChildReport {
