@@ -40,7 +40,7 @@ import { BitSet } from './bitset.js';
 import { forkChild, ProcessTable, stopChild, type Child } from './children.js';
 import { LatencyHistogram, type LatencySummary } from './histogram.js';
 import { SERVICES, settingsNote, type BenchService } from './options.js';
-import { findStackJvms } from './proc.js';
+import { findStackJvms, jitSecondsBetween } from './proc.js';
 import type { FailingReceiverReport, GeneratorCommand, GeneratorFinal, GeneratorReport, ReceiverCommand, ReceiverFinal, ReceiverReport } from './protocol.js';
 import { deliveryPathBacklog, indexerLag, maxBacklog, pathBacklog, SETTLED_LAG_RECORDS, waitUntilAtMost, type PathBacklog } from './kafka-lag.js';
 import type { ProfileSummary } from './cpu-profile.js';
@@ -48,14 +48,17 @@ import { monotonicMicros, PROFILE_DIR, profilingArgs, readProfileOf, windowedPro
 import { int, ms, profileMarkdown } from './report.js';
 import { slowestCell, slowestSeconds, type SecondWindow, type SlowSecond } from './slowest-seconds.js';
 import type { ProcessUsage } from './result.js';
+import { WARM_WINDOW_SECONDS, warmupVerdict, type JitSample } from './warm-up.js';
 
 export interface NoisyOptions {
   burstEvents: number;
   burstRate: number;
   trickleRate: number;
   baselineSeconds: number;
-  /** Load at the burst rate through the control destination before the baseline. */
+  /** Load at the burst rate through the control destination before the baseline: at least this long… */
   warmupSeconds: number;
+  /** …and longer, up to this, while the broker's JIT compilers are still busy (warm-up.ts). */
+  warmupMaxSeconds: number;
   /** How long the trickle goes on after each burst before the next, still counted to it. */
   tailSeconds: number;
   /** > 0: a burst to a receiver that answers 200 after this long, after the failing ones. */
@@ -122,6 +125,8 @@ export interface NoisyResult {
   durationSeconds: number;
   machine: { cores: number; cpuModel: string; loadAverageStart: number[]; loadAverageEnd: number[] };
   settings: Omit<NoisyOptions, 'label' | 'keepTopics' | 'profile'> & { namespace: string; partitions: number; profiledService?: BenchService };
+  /** How long the warm-up load ran, and why it ended (runs since the afternoon of 27 November 2026). */
+  warmup?: { seconds: number; ended: 'warm' | 'limit' | 'no broker'; brokerJitCoreShare: number | undefined };
   baseline: { seconds: number; latency: LatencySummary; slowestSeconds?: SlowSecond[] };
   /** The same burst to a destination that answers 200 at once. */
   control: VariantResult;
@@ -275,14 +280,22 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
     };
     // Warm-up: the burst's rate through the control destination, so that the JIT compilers of
     // the services and the broker have seen the hot paths before anything is measured (a
-    // freshly started broker measured a baseline p99 five times its warm one).
-    say(`warm-up: ${int(options.burstRate)}/s to the control destination for ${options.warmupSeconds} s, then 10 s of the trickle alone`);
+    // freshly started broker measured a baseline p99 five times its warm one), and for as long
+    // as the broker still compiles them (warm-up.ts).
+    say(`warm-up: ${int(options.burstRate)}/s to the control destination for ${options.warmupSeconds}–${options.warmupMaxSeconds} s, until the broker's compilers are quiet; then 10 s of the trickle alone`);
     trickleAt('warmup');
     const warmup = forkChild<GeneratorReport>('load-generator.js', { BENCH_INGEST_URL: ingest.url, BENCH_WRITE_KEY: `wk_warmup_${namespace}` });
     children.push(warmup);
     warmup.process.send({ kind: 'rate', rate: options.burstRate, phase: 'warmup' } satisfies GeneratorCommand);
-    await sleep(options.warmupSeconds * 1000);
+    const warmedUp = await warmUp(processes, options);
     warmup.process.send({ kind: 'rate', rate: 0, phase: 'warmup' } satisfies GeneratorCommand);
+    say(
+      `  warm-up ended after ${warmedUp.seconds.toFixed(0)} s: ` +
+        (warmedUp.ended === 'no broker'
+          ? 'no broker process to watch on this machine'
+          : `the broker's compilers at ${percent(warmedUp.brokerJitCoreShare)} of a core over the last ${WARM_WINDOW_SECONDS} s${warmedUp.ended === 'limit' ? ' (the maximum came first)' : ''}`),
+    );
+    if (warmedUp.ended === 'limit') notes.push(`the warm-up reached its maximum (${options.warmupMaxSeconds} s) with the broker's compilers still at ${percent(warmedUp.brokerJitCoreShare)} of a core`);
     await sleep(10_000);
     await stopChild(warmup.process);
     await drained('the baseline');
@@ -466,6 +479,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
         trickleRate: options.trickleRate,
         baselineSeconds: options.baselineSeconds,
         warmupSeconds: options.warmupSeconds,
+        warmupMaxSeconds: options.warmupMaxSeconds,
         tailSeconds: options.tailSeconds,
         slowMs: options.slowMs,
         ladder: options.ladder,
@@ -476,6 +490,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
         ...(options.profile && { profiledService: options.profile }),
         settings: options.settings,
       },
+      warmup: warmedUp,
       baseline: { seconds: options.baselineSeconds, latency: baseline, slowestSeconds: slowestSeconds(trickleSeconds, baselineFrom, baselineTo) },
       control,
       variants,
@@ -598,14 +613,49 @@ async function readDeadLetters(kafka: Kafka, admin: Admin, codec: AvroCodec, top
   return byDestination;
 }
 
+const percent = (share: number | undefined) => (share === undefined ? 'an unknown share' : `${(share * 100).toFixed(1)} %`);
+
+const WARMUP_SAMPLE_MS = 5_000;
+
+/** Holds the warm-up load's time: at least the minimum, then until the broker's compilers are quiet or the maximum. */
+async function warmUp(processes: ProcessTable, options: NoisyOptions): Promise<NonNullable<NoisyResult['warmup']>> {
+  const jitNow = () => processes.snapshot().get(BROKER)?.jitThreads;
+  const start = jitNow();
+  const startedAt = Date.now();
+  const secondsIn = () => (Date.now() - startedAt) / 1000;
+  if (!start || start.size === 0) {
+    await sleep(options.warmupSeconds * 1000);
+    return { seconds: secondsIn(), ended: 'no broker', brokerJitCoreShare: undefined };
+  }
+  const samples: JitSample[] = [{ atSeconds: 0, jitSeconds: 0 }];
+  for (;;) {
+    await sleep(WARMUP_SAMPLE_MS);
+    const now = jitNow();
+    samples.push({ atSeconds: secondsIn(), jitSeconds: now ? jitSecondsBetween(start, now) : (samples.at(-1)?.jitSeconds ?? 0) });
+    const verdict = warmupVerdict(samples, options.warmupSeconds, options.warmupMaxSeconds);
+    if (verdict.done) return { seconds: secondsIn(), ended: verdict.reason, brokerJitCoreShare: verdict.jitCoreShare };
+  }
+}
+
 const latencyCell = (l: LatencySummary) => `${ms(l.p50Ms)} / ${ms(l.p99Ms)} / ${ms(l.maxMs)}`;
+
+function brokerJitCell(processes: readonly ProcessUsage[]): string {
+  const seconds = processes.find((p) => p.name === BROKER)?.jitCpuSeconds;
+  return seconds === undefined ? '–' : seconds.toFixed(1);
+}
+
+function warmupNote(warmup: NoisyResult['warmup']): string {
+  if (!warmup) return '';
+  const compilers = warmup.ended === 'no broker' ? 'no broker process watched' : `the broker's compilers then at ${percent(warmup.brokerJitCoreShare)} of a core`;
+  return `warm-up ${warmup.seconds.toFixed(0)} s (${compilers}); `;
+}
 
 export function renderNoisyMarkdown(result: NoisyResult): string {
   const lines: string[] = [
     `# Noisy neighbour, ${result.startedAt.slice(0, 16).replace('T', ' ')} UTC`,
     '',
     `${result.machine.cores} cores (${result.machine.cpuModel}); ${result.settings.partitions} partitions; healthy trickle ${result.settings.trickleRate} events/s; ` +
-      `bursts of ${int(result.settings.burstEvents)} events at ${int(result.settings.burstRate)}/s; ladder ${result.settings.ladder} within ${result.settings.window}; LOG_LEVEL=${result.settings.logLevel}${settingsNote(result.settings.settings)}.`,
+      `bursts of ${int(result.settings.burstEvents)} events at ${int(result.settings.burstRate)}/s; ${warmupNote(result.warmup)}ladder ${result.settings.ladder} within ${result.settings.window}; LOG_LEVEL=${result.settings.logLevel}${settingsNote(result.settings.settings)}.`,
     '',
     '| healthy destination | latency p50 / p99 / max, ms | slowest seconds of arrivals (into the phase: max) |',
     '|---|---:|---|',
@@ -614,12 +664,12 @@ export function renderNoisyMarkdown(result: NoisyResult): string {
     ...result.variants.map((v) => `| during the burst to: ${v.title} | ${latencyCell(v.healthyLatency)} | ${slowestCell(v.slowestSeconds)} |`),
     `| after the bursts | ${latencyCell(result.after.latency)} | |`,
     '',
-    '| burst to | events | burst s | requests made (whole run) | deferred without a request: circuit open / backlog full | deferred by the router / the retry-scheduler (phase) | dispatcher CPU µs per deferral | pipeline CPU µs per burst event | largest backlog: router main / overflow / dispatcher |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| burst to | events | burst s | requests made (whole run) | deferred without a request: circuit open / backlog full | deferred by the router / the retry-scheduler (phase) | dispatcher CPU µs per deferral | pipeline CPU µs per burst event | the broker’s JIT compilers, CPU s | largest backlog: router main / overflow / dispatcher |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...[...(result.control ? [result.control] : []), ...result.variants].map(
       (v) =>
         `| ${v.title} | ${int(v.burstEvents)} | ${v.burstSeconds.toFixed(0)} | ${int(v.requests)} | ${int(v.deferrals.circuitOpen)} / ${int(v.deferrals.backlogFull)} | ${int(v.routerDeferrals)} / ${int(v.schedulerDeferrals)} | ` +
-        `${int(v.dispatcherMicrosPerDeferral)} | ${int(v.pipelineMicrosPerEvent)} | ` +
+        `${int(v.dispatcherMicrosPerDeferral)} | ${int(v.pipelineMicrosPerEvent)} | ${brokerJitCell(v.processes)} | ` +
         (v.peakBacklog ? `${int(v.peakBacklog.routerMain)} / ${int(v.peakBacklog.routerOverflow)} / ${int(v.peakBacklog.dispatcherFirst)} |` : '– |'),
     ),
     '',

@@ -55,6 +55,7 @@ describe('scenarioOf / parseNoisyOptions', () => {
       burstRate: 1_000,
       trickleRate: 20,
       warmupSeconds: 30,
+      warmupMaxSeconds: 300,
       ladder: '10s,1m',
       window: '3m',
       logLevel: 'warn',
@@ -64,6 +65,12 @@ describe('scenarioOf / parseNoisyOptions', () => {
     expect(parseNoisyOptions(['--scenario=noisy-neighbour', '--burst-events=5000', '--window=30s', '--ladder=1s,2s'])).toMatchObject({ burstEvents: 5000, window: '30s', ladder: '1s,2s' });
     expect(() => parseNoisyOptions(['--scenario=noisy-neighbour', '--window=soon'])).toThrow(/invalid duration/);
     expect(() => parseNoisyOptions(['--scenario=noisy-neighbour', '--hold-seconds=5'])).toThrow();
+  });
+
+  it('warms up for at least --warmup-seconds and at most --warmup-max-seconds', () => {
+    expect(parseNoisyOptions(['--scenario=noisy-neighbour', '--warmup-max-seconds=30'])).toMatchObject({ warmupSeconds: 30, warmupMaxSeconds: 30 });
+    expect(parseNoisyOptions(['--scenario=noisy-neighbour', '--warmup-seconds=400'])).toMatchObject({ warmupSeconds: 400, warmupMaxSeconds: 400 });
+    expect(() => parseNoisyOptions(['--scenario=noisy-neighbour', '--warmup-seconds=60', '--warmup-max-seconds=30'])).toThrow(/at least --warmup-seconds/);
   });
 
   it('profiles a service through the bursts, and only a service', () => {

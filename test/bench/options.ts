@@ -40,7 +40,7 @@ export const USAGE = `usage: npm run bench -- [--profile=<${SERVICES.join('|')}>
   [--start-rate=2000] [--step-seconds=10] [--hold-seconds=60] [--steady-rate=1000] [--steady-seconds=60]
   [--limit-seconds=12] [--partitions=<broker default>] [--keep-topics] [--without-indexer] [--set KEY=VALUE ...]
    or: npm run bench -- --scenario=noisy-neighbour [--burst-events=100000] [--burst-rate=1000]
-  [--trickle-rate=20] [--warmup-seconds=30] [--baseline-seconds=30] [--tail-seconds=10] [--slow-ms=<off>] [--ladder=10s,1m] [--window=3m]
+  [--trickle-rate=20] [--warmup-seconds=30] [--warmup-max-seconds=300] [--baseline-seconds=30] [--tail-seconds=10] [--slow-ms=<off>] [--ladder=10s,1m] [--window=3m]
   [--profile=<${SERVICES.join('|')}>] [--log-level=warn] [--label=<name>] [--partitions=<broker default>] [--keep-topics] [--set KEY=VALUE ...]
    or: npm run bench -- --scenario=audience-sync [--members=1000000] [--joined=10000] [--left=5000] [--ingest-heap-mb=N]`;
 
@@ -64,6 +64,7 @@ export function parseNoisyOptions(argv: string[]): NoisyOptions {
       'trickle-rate': { type: 'string' },
       'baseline-seconds': { type: 'string' },
       'warmup-seconds': { type: 'string' },
+      'warmup-max-seconds': { type: 'string' },
       'tail-seconds': { type: 'string' },
       'slow-ms': { type: 'string' },
       ladder: { type: 'string' },
@@ -92,12 +93,16 @@ export function parseNoisyOptions(argv: string[]): NoisyOptions {
   } catch (error) {
     throw new Error(`${(error as Error).message}\n${USAGE}`);
   }
+  const warmupSeconds = positive('warmup-seconds', values['warmup-seconds'], 30);
+  const warmupMaxSeconds = positive('warmup-max-seconds', values['warmup-max-seconds'], Math.max(300, warmupSeconds));
+  if (warmupMaxSeconds < warmupSeconds) throw new Error(`--warmup-max-seconds (${warmupMaxSeconds}) must be at least --warmup-seconds (${warmupSeconds})\n${USAGE}`);
   return {
     burstEvents: Math.round(positive('burst-events', values['burst-events'], 100_000)),
     burstRate: positive('burst-rate', values['burst-rate'], 1_000),
     trickleRate: positive('trickle-rate', values['trickle-rate'], 20),
     baselineSeconds: positive('baseline-seconds', values['baseline-seconds'], 30),
-    warmupSeconds: positive('warmup-seconds', values['warmup-seconds'], 30),
+    warmupSeconds,
+    warmupMaxSeconds,
     tailSeconds: positive('tail-seconds', values['tail-seconds'], 10),
     slowMs: values['slow-ms'] === undefined ? 0 : Math.round(positive('slow-ms', values['slow-ms'], 3_000)),
     ladder,
