@@ -28,6 +28,7 @@ import type { ConfigFreshness } from './config-freshness.js';
 import { FairQueue, type FairQueueLimits, type Queued, type Started } from './fair-queue.js';
 import { CONGESTION_HOLD_MS, HealthBoard } from './health-board.js';
 import { HealthPublisher } from './health-publisher.js';
+import { inTurns } from './in-turns.js';
 import { LaneReader, type LaneHandler } from './lane-reader.js';
 import { LANES, Lanes, type LaneLimits } from './lanes.js';
 import { LoopWatch } from './loop-watch.js';
@@ -40,6 +41,15 @@ import type { WebhookClient } from './webhook-client.js';
 
 /** Bytes of outcome records per transaction. */
 const MAX_TRANSACTION_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Deferrals per turn of the event loop when a destination's whole queue is deferred at once (its
+ * circuit opened, or it holds a full lane). A deferral is an encode and a record, 100–150 µs; a
+ * hanging destination's queue — 1,000 and more when its first requests time out — deferred in
+ * one go held every other destination's attempts and the lanes' fetches for 100–150 ms (the
+ * noisy neighbour's hanging burst: the trickle's slowest second, most runs, 4–5 s into it).
+ */
+const DEFERRALS_PER_TURN = 64;
 
 /** The topic and consumer group of each lane; main.ts measures their lag with the same names. */
 export function laneSources(topics: TopicNames, groupId: string): Record<DeliveryLane, { topic: string; groupId: string }> {
@@ -181,7 +191,7 @@ export class Dispatcher implements LaneHandler {
       const pressure = { fill, destinationShare: (backlog.first + backlog.retry + backlog.running) / buffered };
       const decision = admit('attempt', pressure, backlog.oldestQueuedAt, this.options.limits, now, busy, backlog.progressAt);
       if (decision.kind !== 'defer' || !this.options.config.destination(destinationId)?.enabled) continue;
-      for (const queued of this.queue.takeQueued(destinationId)) this.defer(queued, 'backlog_full', now);
+      this.deferQueued(destinationId, 'backlog_full');
     }
   }
 
@@ -303,13 +313,19 @@ export class Dispatcher implements LaneHandler {
     const transition = this.board.recordAttempt(destinationId, result, job.probe, Date.now());
     if (!transition) return;
     this.health.transition(transition, failed ? verdict.error : undefined);
-    if (transition.to === 'open') {
-      const now = Date.now();
-      for (const queued of this.queue.takeQueued(destinationId)) this.defer(queued, 'circuit_open', now);
-    }
+    if (transition.to === 'open') this.deferQueued(destinationId, 'circuit_open');
   }
 
   // ——— settling ———
+
+  /**
+   * Takes a destination's queue out of turn and defers it, a few at a time between other work.
+   * A job waiting for its turn holds its lane bytes until deferred; one of a partition revoked
+   * meanwhile is released without a record (settle), and the next owner reads it again.
+   */
+  private deferQueued(destinationId: string, reason: DeferReason): void {
+    inTurns(this.queue.takeQueued(destinationId), DEFERRALS_PER_TURN, (job) => this.defer(job, reason, Date.now()));
+  }
 
   private defer(job: Job, reason: DeferReason, now: number): void {
     const { delivery } = job;
