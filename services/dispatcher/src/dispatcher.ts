@@ -10,7 +10,7 @@
  * - Failing (refused, 5xx, hanging): its circuit opens after a few failures and its
  *   deliveries are deferred to the retry ladder as they are read, without a request — a
  *   decode, an encode and a record each, no slot and no wait. Its queued deliveries are
- *   deferred the moment it opens.
+ *   deferred from the moment it opens, a few per turn of the event loop.
  * - Slow: it holds at most its own request slots and its bounded queue; beyond that its
  *   deliveries are deferred (`backlog_full`), so the buffer every destination's deliveries
  *   pass through never fills with one destination's.
@@ -44,10 +44,12 @@ const MAX_TRANSACTION_BYTES = 8 * 1024 * 1024;
 
 /**
  * Deferrals per turn of the event loop when a destination's whole queue is deferred at once (its
- * circuit opened, or it holds a full lane). A deferral is an encode and a record, 100–150 µs; a
- * hanging destination's queue — 1,000 and more when its first requests time out — deferred in
- * one go held every other destination's attempts and the lanes' fetches for 100–150 ms (the
- * noisy neighbour's hanging burst: the trickle's slowest second, most runs, 4–5 s into it).
+ * circuit opened, or it holds a full lane). A hanging destination's queue is 1,000 and more when
+ * its first requests time out, and the dispatcher spends 140–170 µs of CPU per deferral, much
+ * of it in that loop (the encodes): in one loop it could hold every other destination's attempts
+ * and the lanes' fetches for 100 ms and more; in turns of 64, for some 10 ms at a time. (The
+ * trickle's stall 4–5 s into the noisy neighbour's hanging burst has other parts too: ANALYSIS.md,
+ * afternoon of 27 November.)
  */
 const DEFERRALS_PER_TURN = 64;
 
