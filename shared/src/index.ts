@@ -10,6 +10,7 @@ export * from './table.js';
 export * from './destination-health.js';
 export * from './config-model.js';
 export * from './config-view.js';
+export * from './config-freshness.js';
 export * from './topology.js';
 export * from './retry-ladder.js';
 export * from './retry-settings.js';

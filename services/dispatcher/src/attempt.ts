@@ -3,11 +3,10 @@
  * configured now, the retry window), then one POST per URL, all at once, settled by the first
  * success (first-success.ts). Returns what happened; the dispatcher records it.
  */
-import type { ConfigView, RetryLadder } from '@tributary/shared';
+import type { ConfigFreshness, ConfigView, RetryLadder } from '@tributary/shared';
 import type { Delivery, Destination } from '@tributary/schemas';
 import type { TargetReport } from './attempt-log.js';
 import { classifyDelivery, classifyResult, requestOutcome, statusClass, urlLabel, type DeliveryVerdict, type TargetVerdict } from './classify.js';
-import type { ConfigFreshness } from './config-freshness.js';
 import { settleOnFirstSuccess } from './first-success.js';
 import type { DestinationSeries } from './metrics.js';
 import { afterAttempt, preflight, type Settlement } from './next-step.js';

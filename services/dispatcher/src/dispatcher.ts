@@ -18,13 +18,12 @@
  * - A record nobody can decode, or an outcome too large to write, goes to the quarantine.
  */
 import type { Kafka, KafkaMessage } from 'kafkajs';
-import { deferral, type AvroCodec, type ConfigView, type Logger, type QuarantineCause, type Readiness, type RetryLadder, type TransactionalOutput } from '@tributary/shared';
+import { deferral, type AvroCodec, type ConfigFreshness, type ConfigView, type Logger, type QuarantineCause, type Readiness, type RetryLadder, type TransactionalOutput } from '@tributary/shared';
 import type { Delivery, DeliveryLane, TopicNames } from '@tributary/schemas';
 import { admit, type BacklogLimits, type DeferReason } from './admission.js';
 import { attemptDelivery, type AttemptDeps, type AttemptOutcome } from './attempt.js';
 import type { AttemptFacts } from './attempt-log.js';
 import type { BreakerSettings } from './breaker.js';
-import type { ConfigFreshness } from './config-freshness.js';
 import { FairQueue, type FairQueueLimits, type Queued, type Started } from './fair-queue.js';
 import { CONGESTION_HOLD_MS, HealthBoard } from './health-board.js';
 import { HealthPublisher } from './health-publisher.js';

@@ -5,6 +5,7 @@
  * decisions live in the pure modules beside this file.
  */
 import {
+  ConfigFreshness,
   ConfigView,
   ConsumerLagProbe,
   createConsumerLagGauge,
@@ -18,7 +19,6 @@ import {
   topicDefinitions,
   TransactionalOutput,
 } from '@tributary/shared';
-import { ConfigFreshness } from './config-freshness.js';
 import { Dispatcher, laneSources } from './dispatcher.js';
 import { createDispatcherMetrics } from './metrics.js';
 import { HostLookup } from './host-lookup.js';

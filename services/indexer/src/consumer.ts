@@ -25,7 +25,7 @@
  */
 import type { EachBatchPayload, Kafka, KafkaMessage, Message } from 'kafkajs';
 import type { DeliveryAttempt, IngestMessage, TopicNames } from '@tributary/schemas';
-import { GroupCommit, quarantineMessage, SupervisedConsumer, undecodableCause, withAdmin, type AvroCodec, type Logger, type QuarantineCause, type Readiness, type TransactionalOutput } from '@tributary/shared';
+import { GroupCommit, quarantineMessage, SupervisedConsumer, undecodableCause, withAdmin, type AvroCodec, type ConfigFreshness, type Logger, type QuarantineCause, type Readiness, type TransactionalOutput } from '@tributary/shared';
 import { chunkRecords } from './chunks.js';
 import type { IndexerMetrics } from './metrics.js';
 import { mapAttempts, mapMessages, offsetsOf, poisonRecords, rowCount, rowsOf, type Decoded, type Mapped, type RawRecord } from './plan.js';
@@ -39,6 +39,13 @@ export interface IndexerConsumerOptions {
   codec: AvroCodec;
   topics: TopicNames;
   config: RoutingConfig;
+  /**
+   * The config view's read-your-writes: a message's routing is recomputed here, so the view must
+   * hold what the router held when it routed the message (at least every config record written
+   * before the message was received), or a message sent right after its destination was created
+   * shows as `no_destinations` beside its deliveries.
+   */
+  freshness: Pick<ConfigFreshness, 'caughtUpSince'>;
   store: DeliveryLogStore;
   output: TransactionalOutput;
   metrics: IndexerMetrics;
@@ -201,10 +208,12 @@ export class IndexerConsumer {
   }
 
   private async mapChunk(topic: string, partition: number, chunk: readonly KafkaMessage[]): Promise<Mapped[]> {
-    const { topics, config } = this.options;
-    return topic === topics.attempts
-      ? mapAttempts(partition, await this.decodeAll<DeliveryAttempt>('attempt', chunk))
-      : mapMessages(partition, await this.decodeAll<IngestMessage>('ingest', chunk), config);
+    const { topics, config, freshness } = this.options;
+    if (topic === topics.attempts) return mapAttempts(partition, await this.decodeAll<DeliveryAttempt>('attempt', chunk));
+    const decoded = await this.decodeAll<IngestMessage>('ingest', chunk);
+    const newestReceipt = decoded.reduce((newest, record) => ('value' in record ? Math.max(newest, record.value.receivedAt) : newest), Number.NEGATIVE_INFINITY);
+    if (Number.isFinite(newestReceipt)) await freshness.caughtUpSince(newestReceipt);
+    return mapMessages(partition, decoded, config);
   }
 
   /** Writes the chunks' rows in one database transaction, then commits their offsets (and quarantine: `commitOffsets`). */

@@ -9,6 +9,7 @@
  * aborted before anything is read); then the consumer.
  */
 import {
+  ConfigFreshness,
   ConfigView,
   ConsumerLagProbe,
   createHttpServer,
@@ -29,6 +30,9 @@ import { RetentionSweeper } from './retention.js';
 import { describeDatabase, indexerEnv } from './settings.js';
 import { openDatabase } from './sql/open.js';
 import { DeliveryLogStore } from './store/store.js';
+
+/** How long a message's routing waits for the config view to catch up before it is decided with the view as it stands. */
+const CONFIG_FRESHNESS_TIMEOUT_MS = 5_000;
 
 await runService({
   name: 'indexer',
@@ -93,6 +97,7 @@ await runService({
       codec,
       topics,
       config,
+      freshness: new ConfigFreshness({ view: config, logger, timeoutMs: CONFIG_FRESHNESS_TIMEOUT_MS }),
       store: opened,
       output,
       metrics: indexerMetrics,

@@ -1,13 +1,16 @@
 /**
- * Read-your-writes for config before a delivery is dead-lettered for its destination.
- * The router produces a delivery only after it saw the destination on the config topic,
- * but this process follows that topic on its own and may not have applied the same
- * record yet. So before concluding "deleted" or "disabled", the dispatcher waits until
- * its view has applied everything the config topic held when the check started. Checks
+ * Read-your-writes for config, for a process that follows the config topic on its own and
+ * decides about records another process acted on: the dispatcher before it dead-letters a
+ * delivery for its destination (the router produced it only after it saw the destination, but
+ * this view may not have applied the same record yet), the indexer before it writes a
+ * message's routing (the router routed it with config this view may not hold yet). Before
+ * deciding, the process waits until its view has applied everything the config topic held
+ * when the check started. Checks
  * are shared: a check that started after a delivery was read covers that delivery, and at
  * most one runs at a time, so a backlog for a deleted destination costs a few checks.
  */
-import type { ConfigView, Logger } from '@tributary/shared';
+import type { ConfigView } from './config-view.js';
+import type { Logger } from './logger.js';
 
 interface Check {
   startedAt: number;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger, type ConfigView } from '@tributary/shared';
+import type { ConfigView } from './config-view.js';
+import { createLogger } from './logger.js';
 import { ConfigFreshness } from './config-freshness.js';
 
 /** A config view whose catch-ups the test resolves by hand, recording when each started. */
