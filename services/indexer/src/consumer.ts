@@ -28,7 +28,7 @@ import type { DeliveryAttempt, IngestMessage, TopicNames } from '@tributary/sche
 import { GroupCommit, quarantineMessage, SupervisedConsumer, undecodableCause, withAdmin, type AvroCodec, type ConfigFreshness, type Logger, type QuarantineCause, type Readiness, type TransactionalOutput } from '@tributary/shared';
 import { chunkRecords } from './chunks.js';
 import type { IndexerMetrics } from './metrics.js';
-import { mapAttempts, mapMessages, offsetsOf, poisonRecords, rowCount, rowsOf, type Decoded, type Mapped, type RawRecord } from './plan.js';
+import { mapAttempts, mapMessagesWhenCurrent, offsetsOf, poisonRecords, rowCount, rowsOf, type Decoded, type Mapped, type RawRecord } from './plan.js';
 import type { RoutingConfig } from './rows.js';
 import { classifySqlError } from './sql/client.js';
 import type { DeliveryLogStore } from './store/store.js';
@@ -210,10 +210,7 @@ export class IndexerConsumer {
   private async mapChunk(topic: string, partition: number, chunk: readonly KafkaMessage[]): Promise<Mapped[]> {
     const { topics, config, freshness } = this.options;
     if (topic === topics.attempts) return mapAttempts(partition, await this.decodeAll<DeliveryAttempt>('attempt', chunk));
-    const decoded = await this.decodeAll<IngestMessage>('ingest', chunk);
-    const newestReceipt = decoded.reduce((newest, record) => ('value' in record ? Math.max(newest, record.value.receivedAt) : newest), Number.NEGATIVE_INFINITY);
-    if (Number.isFinite(newestReceipt)) await freshness.caughtUpSince(newestReceipt);
-    return mapMessages(partition, decoded, config);
+    return mapMessagesWhenCurrent(partition, await this.decodeAll<IngestMessage>('ingest', chunk), config, freshness);
   }
 
   /** Writes the chunks' rows in one database transaction, then commits their offsets (and quarantine: `commitOffsets`). */

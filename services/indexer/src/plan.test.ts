@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mapAttempts, mapMessages, offsetsOf, poisonRecords, rowCount, rowsOf } from './plan.js';
+import { mapAttempts, mapMessages, mapMessagesWhenCurrent, offsetsOf, poisonRecords, rowCount, rowsOf } from './plan.js';
 import { testAttempt, testConfig, testDestination, testMessage, testSource } from './test-records.js';
 
 const raw = (offset: number) => ({ offset: String(offset), key: null, value: Buffer.from('x'), timestamp: '0' });
@@ -27,6 +27,47 @@ describe('planning a chunk', () => {
     expect(rows.messages.map((row) => row.messageId)).toEqual(['b', 'a']);
     expect(rows.states).toEqual([]);
     expect(rows.attempts).toEqual([]);
+  });
+});
+
+describe('routing a chunk of messages with a config view that lags the router', () => {
+  it('waits for the view to hold what was written before the newest receipt, then routes with it', async () => {
+    // The view does not have the destination yet: the router created it, then routed the messages.
+    const destinations: ReturnType<typeof testDestination>[] = [];
+    const lagging = testConfig([testSource()], destinations);
+    const asked: number[] = [];
+    const freshness = {
+      caughtUpSince: async (since: number) => {
+        asked.push(since);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        destinations.push(testDestination('crm'));
+      },
+    };
+    const mapped = await mapMessagesWhenCurrent(
+      0,
+      [
+        { raw: raw(1), value: testMessage({ messageId: 'older', receivedAt: 1_000 }) },
+        { raw: raw(2), poison: { reason: 'not_framed', error: 'not Avro' } },
+        { raw: raw(3), value: testMessage({ messageId: 'newer', receivedAt: 2_000 }) },
+      ],
+      lagging,
+      freshness,
+    );
+    expect(asked).toEqual([2_000]);
+    expect(rowsOf(mapped).messages.map((row) => [row.messageId, row.routing.map((entry) => [entry.destinationId, entry.decision])])).toEqual([
+      ['older', [['crm', 'routed']]],
+      ['newer', [['crm', 'routed']]],
+    ]);
+    // Without the wait, the same view routes the same message nowhere.
+    destinations.length = 0;
+    expect(rowsOf(mapMessages(0, [{ raw: raw(1), value: testMessage({ messageId: 'older', receivedAt: 1_000 }) }], lagging)).messages[0]!.routing.map((entry) => entry.decision)).not.toContain('routed');
+  });
+
+  it('asks nothing of the view for a chunk of poison alone', async () => {
+    const asked: number[] = [];
+    const mapped = await mapMessagesWhenCurrent(0, [{ raw: raw(1), poison: { reason: 'not_framed', error: 'not Avro' } }], config, { caughtUpSince: async (since) => void asked.push(since) });
+    expect(asked).toEqual([]);
+    expect(poisonRecords(mapped)).toHaveLength(1);
   });
 });
 

@@ -1,10 +1,11 @@
 /**
- * From decoded records to what one database transaction writes — pure. Each record either
- * becomes rows or is poison (undecodable, or holding something no row can), and poison is
- * set aside with its reason so the partition moves on.
+ * From decoded records to what one database transaction writes — pure but for
+ * `mapMessagesWhenCurrent`'s wait on the config view. Each record either becomes rows or is
+ * poison (undecodable, or holding something no row can), and poison is set aside with its
+ * reason so the partition moves on.
  */
 import type { DeliveryAttempt, IngestMessage } from '@tributary/schemas';
-import type { QuarantineCause } from '@tributary/shared';
+import type { ConfigFreshness, QuarantineCause } from '@tributary/shared';
 import { attemptRow, foldDeliveryStates, messageRow, Unindexable, type AttemptRow, type MessageRow, type RoutingConfig } from './rows.js';
 import type { RowsToWrite } from './store/write.js';
 
@@ -46,6 +47,24 @@ export function mapMessages(partition: number, decoded: readonly Decoded<IngestM
       return { raw: record.raw, poison: poisonOf(error) };
     }
   });
+}
+
+/**
+ * `mapMessages` once the config view holds every config record written before the newest
+ * receipt in the chunk. A message's routing is recomputed here, not read from the router, and
+ * the view follows the config topic on its own: without the wait, a message sent right after
+ * its destination was created could be routed before the view had it, and show
+ * `no_destinations` beside its deliveries.
+ */
+export async function mapMessagesWhenCurrent(
+  partition: number,
+  decoded: readonly Decoded<IngestMessage>[],
+  config: RoutingConfig,
+  freshness: Pick<ConfigFreshness, 'caughtUpSince'>,
+): Promise<Mapped[]> {
+  const newestReceipt = decoded.reduce((newest, record) => ('value' in record ? Math.max(newest, record.value.receivedAt) : newest), Number.NEGATIVE_INFINITY);
+  if (Number.isFinite(newestReceipt)) await freshness.caughtUpSince(newestReceipt);
+  return mapMessages(partition, decoded, config);
 }
 
 /** The rows of the records that are not poison. */
