@@ -57,7 +57,8 @@ export function laneSources(topics: TopicNames, groupId: string): Record<Deliver
   return { first: { topic: topics.deliveries, groupId }, retry: { topic: topics.dueRetries, groupId: `${groupId}-retries` } };
 }
 
-export interface DispatcherLimits extends FairQueueLimits, BacklogLimits, LaneLimits {
+/** The fair queue's `stalledAfterMs` is `maxQueueWaitMs`: one notion of a stalled destination. */
+export interface DispatcherLimits extends Omit<FairQueueLimits, 'stalledAfterMs'>, BacklogLimits, LaneLimits {
   maxRecordBytes: number;
 }
 
@@ -96,6 +97,9 @@ interface Job extends Queued {
   probe: boolean;
 }
 
+/** How often deliveries waiting for a slot look again whether a stalled destination freed one. */
+const ROOM_RECHECK_MS = 100;
+
 export class Dispatcher implements LaneHandler {
   private readonly queue: FairQueue<Job>;
   private readonly board: HealthBoard;
@@ -108,10 +112,12 @@ export class Dispatcher implements LaneHandler {
   private listeners = new Set<() => void>();
   private running = 0;
   private readonly loop = new LoopWatch();
+  /** Set while deliveries wait for a slot that only time can free (fair-queue.ts: stalled destinations). */
+  private roomTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: DispatcherOptions) {
     const { kafka, codec, topics, logger, readiness, groupId, metrics } = options;
-    this.queue = new FairQueue<Job>(options.limits);
+    this.queue = new FairQueue<Job>({ ...options.limits, stalledAfterMs: options.limits.maxQueueWaitMs });
     this.board = new HealthBoard(options.breaker, options.instanceId, { maxWaitMs: options.limits.maxQueueWaitMs, maxInFlight: options.limits.maxInFlightPerDestination, holdMs: CONGESTION_HOLD_MS });
     this.series = new DestinationSeries(metrics);
     this.attemptDeps = { config: options.config, freshness: options.freshness, client: options.client, ladder: options.ladder, series: this.series };
@@ -156,6 +162,7 @@ export class Dispatcher implements LaneHandler {
 
   async stop(drainTimeoutMs: number): Promise<void> {
     this.loop.stop();
+    clearTimeout(this.roomTimer);
     for (const reader of this.readers) reader.pause();
     const abandoned = this.queue.removeQueued(() => true);
     for (const job of abandoned) this.release(job);
@@ -270,6 +277,15 @@ export class Dispatcher implements LaneHandler {
     for (const started of this.queue.startRunnable()) {
       this.running++;
       void this.run(started);
+    }
+    // Every slot is taken and nothing may finish for up to the webhook timeout; a destination
+    // stalling meanwhile frees room (fair-queue.ts), and no event says when.
+    if (this.queue.waitingForRoom && this.roomTimer === undefined) {
+      this.roomTimer = setTimeout(() => {
+        this.roomTimer = undefined;
+        this.pump();
+      }, ROOM_RECHECK_MS);
+      this.roomTimer.unref();
     }
   }
 

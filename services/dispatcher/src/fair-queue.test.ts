@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FairQueue, type FairQueueLimits, type Queued } from './fair-queue.js';
+import { FairQueue, STALLED_HEADROOM, type FairQueueLimits, type Queued } from './fair-queue.js';
 
 interface Item extends Queued {
   name: string;
@@ -76,43 +76,52 @@ describe('FairQueue', () => {
     expect(names(queue.startRunnable())).toEqual(['a0', 'a2']);
   });
 
-  it('keeps its counts exact and its limits, whatever is enqueued, started, finished or taken (property)', () => {
+  it.each([
+    { title: 'no stall limit', stalledAfterMs: undefined, bound: limits.maxInFlight },
+    { title: 'stalled destinations set aside', stalledAfterMs: 5, bound: limits.maxInFlight * STALLED_HEADROOM },
+  ])('keeps its counts exact and its limits, whatever is enqueued, started, finished or taken, as time passes ($title; property)', ({ stalledAfterMs, bound }) => {
     const op = fc.oneof(
       fc.record({ kind: fc.constant('enqueue' as const), destination: fc.integer({ min: 0, max: 3 }), lane: fc.constantFrom('first' as const, 'retry' as const), bytes: fc.integer({ min: 1, max: 100 }) }),
       fc.record({ kind: fc.constant('start' as const) }),
       fc.record({ kind: fc.constant('finish' as const), pick: fc.nat() }),
       fc.record({ kind: fc.constant('take' as const), destination: fc.integer({ min: 0, max: 3 }) }),
+      fc.record({ kind: fc.constant('tick' as const), ms: fc.integer({ min: 1, max: 10 }) }),
     );
     fc.assert(
       fc.property(fc.array(op, { minLength: 30, maxLength: 200 }), (ops) => {
-        const queue = new FairQueue<Item>(limits);
+        const queue = new FairQueue<Item>({ ...limits, stalledAfterMs });
         const running: string[] = [];
         const queued = new Map<string, number>();
         let bytes = 0;
         let serial = 0;
+        let now = 0;
         for (const step of ops) {
           if (step.kind === 'enqueue') {
             const id = `d${step.destination}`;
-            queue.enqueue(id, { name: `${serial++}`, lane: step.lane, bytes: step.bytes, queuedAt: serial });
+            queue.enqueue(id, { name: `${serial++}`, lane: step.lane, bytes: step.bytes, queuedAt: now });
             queued.set(id, (queued.get(id) ?? 0) + 1);
             bytes += step.bytes;
           } else if (step.kind === 'start') {
-            for (const { destinationId, item } of queue.startRunnable()) {
+            for (const { destinationId, item } of queue.startRunnable(now)) {
               running.push(destinationId);
               queued.set(destinationId, queued.get(destinationId)! - 1);
               bytes -= item.bytes;
             }
+            // Left waiting only when no slot is free.
+            if (queue.waitingForRoom) expect(queue.inFlight).toBeGreaterThanOrEqual(limits.maxInFlight);
           } else if (step.kind === 'finish' && running.length > 0) {
             const [id] = running.splice(step.pick % running.length, 1);
-            queue.finish(id!);
+            queue.finish(id!, now);
           } else if (step.kind === 'take') {
             const id = `d${step.destination}`;
             const taken = queue.takeQueued(id);
             queued.set(id, (queued.get(id) ?? 0) - taken.length);
             bytes -= taken.reduce((total, item) => total + item.bytes, 0);
+          } else if (step.kind === 'tick') {
+            now += step.ms;
           }
           expect(queue.inFlight).toBe(running.length);
-          expect(queue.inFlight).toBeLessThanOrEqual(limits.maxInFlight);
+          expect(queue.inFlight).toBeLessThanOrEqual(bound);
           expect(queue.queued).toBe([...queued.values()].reduce((a, b) => a + b, 0));
           expect(queue.queuedBytes).toBe(bytes);
           for (const [id, count] of queued) {
@@ -124,13 +133,48 @@ describe('FairQueue', () => {
         }
         // Whatever is queued eventually starts once everything running finishes.
         for (;;) {
-          while (running.length > 0) queue.finish(running.pop()!);
-          const started = queue.startRunnable();
+          while (running.length > 0) queue.finish(running.pop()!, now);
+          const started = queue.startRunnable(now);
           if (started.length === 0) break;
           running.push(...started.map((s) => s.destinationId));
         }
         expect(queue.queued).toBe(0);
       }),
     );
+  });
+
+  it('sets stalled destinations aside: their attempts stop holding the global limit, and they start no more while it is reached', () => {
+    const queue = new FairQueue<Item>({ maxInFlight: 4, maxInFlightPerDestination: 2, stalledAfterMs: 1_000 });
+    fill(queue, 'hangs-a', 3);
+    fill(queue, 'hangs-b', 3);
+    expect(names(queue.startRunnable(0))).toEqual(['hangs-a0', 'hangs-b0', 'hangs-a1', 'hangs-b1']);
+    fill(queue, 'ok', 2);
+    // Not stalled yet: every slot is theirs, and the caller is told to look again.
+    expect(queue.startRunnable(500)).toEqual([]);
+    expect(queue.waitingForRoom).toBe(true);
+    // No answer for longer than a second: the healthy destination runs beside them; they do not grow.
+    expect(names(queue.startRunnable(1_001))).toEqual(['ok0', 'ok1']);
+    expect(queue.inFlight).toBe(6);
+    expect(queue.backlog('hangs-a')).toMatchObject({ first: 1, running: 2 });
+    // One of theirs finishing (its timeout) makes it a destination in progress again, within the room left.
+    queue.finish('hangs-a', 5_000);
+    expect(names(queue.startRunnable(5_000))).toEqual(['hangs-a2']);
+    // What is left waits for its own destination's slots, not for room.
+    expect(queue.waitingForRoom).toBe(false);
+    queue.finish('hangs-b', 6_000);
+    expect(names(queue.startRunnable(6_000))).toEqual(['hangs-b2']);
+    expect(queue.queued).toBe(0);
+  });
+
+  it('never runs more than twice the global limit, however many destinations stall', () => {
+    const queue = new FairQueue<Item>({ maxInFlight: 2, maxInFlightPerDestination: 2, stalledAfterMs: 1_000 });
+    fill(queue, 'h', 2);
+    expect(queue.startRunnable(0)).toHaveLength(2);
+    fill(queue, 'x', 2);
+    fill(queue, 'y', 2);
+    expect(names(queue.startRunnable(2_000))).toEqual(['x0', 'y0']);
+    expect(queue.inFlight).toBe(4);
+    expect(queue.startRunnable(10_000)).toEqual([]);
+    expect(queue.waitingForRoom).toBe(true);
   });
 });

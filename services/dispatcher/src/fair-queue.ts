@@ -8,13 +8,26 @@
  * like any other — it cannot starve small ones — and a flood of due retries gets every
  * other start of its own destination, never the starts of the others. Sizes are kept in
  * bytes as well as counts so the dispatcher can bound what it holds in memory.
+ *
+ * Stalled destinations (attempts out, none finished for `stalledAfterMs`: a receiver hanging
+ * until the timeout) do not hold the global limit. Hanging receivers take their slots the
+ * moment their deliveries are read, before anything can tell they hang; a few of them took all
+ * `maxInFlight` between them, and every other destination waited for their timeouts. Once
+ * stalled, their attempts stop counting against `maxInFlight`, and they start no more while
+ * the limit is reached; the others may then run up to `maxInFlight` besides — at most
+ * `2 × maxInFlight` attempts in all, so sockets stay bounded however many receivers hang.
  */
 import type { DeliveryLane } from '@tributary/schemas';
 
 export interface FairQueueLimits {
   maxInFlight: number;
   maxInFlightPerDestination: number;
+  /** A destination whose attempts have made no progress this long is stalled (absent: never). */
+  stalledAfterMs?: number;
 }
+
+/** Running attempts, stalled ones included, never exceed this many times `maxInFlight`. */
+export const STALLED_HEADROOM = 2;
 
 export interface Queued {
   lane: DeliveryLane;
@@ -97,6 +110,7 @@ export class FairQueue<T extends Queued> {
   /** Destinations with queued work and a free slot of their own, in turn order. */
   private readonly turns = new Fifo<string>();
   private runningTotal = 0;
+  private roomWanted = false;
   private readonly queuedByLane = { first: 0, retry: 0 };
   private queuedBytesTotal = 0;
 
@@ -145,15 +159,32 @@ export class FairQueue<T extends Queued> {
     this.markReady(destinationId, state);
   }
 
-  /** Starts every item that may start now, destinations and lanes taking turns. */
+  /**
+   * Starts every item that may start now, destinations and lanes taking turns. Whether it
+   * stopped for want of a free slot with items still queued is `waitingForRoom` afterwards.
+   */
   startRunnable(now = Date.now()): Array<Started<T>> {
     const started: Array<Started<T>> = [];
-    while (this.runningTotal < this.limits.maxInFlight) {
+    const { maxInFlight } = this.limits;
+    // Counted only once the limit is reached, which is rare: it looks at every destination.
+    let stalledRunning: number | undefined;
+    this.roomWanted = false;
+    for (;;) {
+      if (this.runningTotal >= maxInFlight) {
+        stalledRunning ??= this.stalledRunning(now);
+        if (this.runningTotal - stalledRunning >= maxInFlight || this.runningTotal >= maxInFlight * STALLED_HEADROOM) {
+          this.roomWanted = this.turns.size > 0;
+          break;
+        }
+      }
       const destinationId = this.turns.shift();
       if (destinationId === undefined) break;
       const state = this.destinations.get(destinationId);
       if (!state) continue;
       state.ready = false;
+      // Past the limit only on the room stalled attempts leave, which is not theirs to take;
+      // back in turn when one of theirs finishes.
+      if (this.runningTotal >= maxInFlight && this.isStalled(state, now)) continue;
       const item = this.takeNext(state);
       if (!item) {
         this.forgetIfIdle(destinationId, state);
@@ -166,6 +197,25 @@ export class FairQueue<T extends Queued> {
       this.markReady(destinationId, state);
     }
     return started;
+  }
+
+  /**
+   * Whether the last `startRunnable` left deliveries queued for want of a slot. Time alone can
+   * free one (a destination stalling), so the caller looks again later.
+   */
+  get waitingForRoom(): boolean {
+    return this.roomWanted;
+  }
+
+  private isStalled(state: DestinationQueues<T>, now: number): boolean {
+    const { stalledAfterMs } = this.limits;
+    return stalledAfterMs !== undefined && state.running > 0 && now - state.progressAt > stalledAfterMs;
+  }
+
+  private stalledRunning(now: number): number {
+    let total = 0;
+    for (const state of this.destinations.values()) if (this.isStalled(state, now)) total += state.running;
+    return total;
   }
 
   /** Ends a started attempt and frees its slots. */

@@ -26,7 +26,7 @@ export const dispatcherEnv = {
   ...retryLadderEnv,
   /** Consumer-group session timeout of both lanes: how long a crashed instance holds its partitions. */
   DELIVERY_SESSION_TIMEOUT: envTypes.duration('30s'),
-  /** Deliveries being attempted at once, over all destinations. */
+  /** Deliveries being attempted at once, over all destinations, not counting stalled destinations' (fair-queue.ts): at most twice this in all. */
   DELIVERY_MAX_IN_FLIGHT: envTypes.positiveInt(512),
   /** Deliveries being attempted at once for one destination (also the connections per origin). */
   DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: envTypes.positiveInt(64),

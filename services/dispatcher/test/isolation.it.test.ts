@@ -269,3 +269,42 @@ describe('destinations whose name server never answers beside one whose does', (
     expect(await metricValue(dnsDispatcher.url, 'tributary_dispatcher_host_lookups_total', { answer: 'dns' })).toBeLessThanOrEqual(dead.length * 4 + 4);
   });
 });
+
+describe('hanging destinations that together take every request slot', () => {
+  let crowdPipeline: TestPipeline;
+  let crowdDispatcher: RunningService;
+  let crowdReceiver: Receiver;
+
+  beforeAll(async () => {
+    crowdReceiver = await startReceiver();
+    crowdPipeline = new TestPipeline(uniqueNamespace('crowd'), ladder);
+    await crowdPipeline.start();
+    // Three hanging destinations of four slots each, eight slots in all: between them they take
+    // every one as soon as their deliveries are read, and no answer frees one for 10 s.
+    crowdDispatcher = await startService('dispatcher', {
+      env: crowdPipeline.env({ WEBHOOK_TIMEOUT: '10s', DELIVERY_MAX_IN_FLIGHT: '8', DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: '4', DELIVERY_MAX_QUEUE_WAIT: '500ms' }),
+    });
+  });
+
+  afterAll(async () => {
+    await crowdDispatcher?.stop();
+    await crowdPipeline?.stop();
+    await crowdReceiver?.close();
+  });
+
+  it('lets a healthy destination past attempts that have stalled, so it is delivered within seconds, not after the timeout', async () => {
+    const hanging = ['hangs-a', 'hangs-b', 'hangs-c'];
+    for (const destinationId of hanging) await crowdPipeline.putDestination(webhooksDestination(destinationId, [{ url: crowdReceiver.url(`/hang/${destinationId}`) }]));
+    await crowdPipeline.putDestination(webhooksDestination('healthy', [{ url: crowdReceiver.url('/healthy') }]));
+    await crowdPipeline.deliverMany(hanging.flatMap((destinationId) => Array.from({ length: 6 }, (_, n) => ({ destinationId, body: { event: `${destinationId} ${n}` } }))));
+    await eventually(() => crowdReceiver.requests.filter((request) => request.path.startsWith('/hang/')).length >= 8, 'every slot taken by a hanging request');
+    const sentAt = Date.now();
+    const healthy = await crowdPipeline.deliverMany(Array.from({ length: 3 }, (_, n) => ({ destinationId: 'healthy', body: { event: `healthy ${n}` } })));
+    const arrived = (body: Buffer) => crowdReceiver.requests.find((request) => request.body.equals(body));
+    const arrivals = await eventually(() => healthy.every((delivery) => arrived(delivery.body)) && healthy.map((delivery) => arrived(delivery.body)!), 'every healthy delivery', 15_000);
+    // Before, the healthy deliveries waited for a slot until the first hanging requests timed out (10 s).
+    expect(Math.max(...arrivals.map((request) => request.at)) - sentAt).toBeLessThan(3_000);
+    // The stalled destinations took no slot beyond the ones they held.
+    expect(crowdReceiver.requests.filter((request) => request.path.startsWith('/hang/')).length).toBeLessThanOrEqual(12);
+  });
+});
