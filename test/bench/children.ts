@@ -55,6 +55,21 @@ export async function stopChild(child: ChildProcess | undefined): Promise<void> 
   await exited;
 }
 
+/**
+ * On SIGINT or SIGTERM, runs `stopAll` (the run's services and children) and exits 130: the
+ * services would otherwise outlive the run, riding out the loss of the stack it started.
+ */
+export function stopOnSignal(say: (line: string) => void, stopAll: () => Promise<void>): void {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      say(`${signal}: stopping the services and children`);
+      void stopAll()
+        .catch(() => undefined)
+        .finally(() => process.exit(130));
+    });
+  }
+}
+
 // ---------------------------------------------------------------------------------------
 // CPU and memory of every process in the run
 

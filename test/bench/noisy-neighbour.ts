@@ -37,7 +37,7 @@ import { REPO_ROOT, startService, type RunningService } from '../harness/service
 import { reconcile } from './accounting.js';
 import { adminCaller, benchServiceEnv, deleteNamespace, SHARED_SECRET } from './pipeline.js';
 import { BitSet } from './bitset.js';
-import { forkChild, ProcessTable, stopChild, type Child } from './children.js';
+import { forkChild, ProcessTable, stopChild, stopOnSignal, type Child } from './children.js';
 import { LatencyHistogram, type LatencySummary } from './histogram.js';
 import { SERVICES, settingsNote, type BenchService } from './options.js';
 import { findStackJvms, jitSecondsBetween } from './proc.js';
@@ -198,6 +198,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
     for (const child of children.reverse()) await stopChild(child.process);
     await Promise.all([...services.values()].reverse().map((service) => service.stop()));
   };
+  stopOnSignal(say, stopAll);
   try {
     const receiver = forkChild<ReceiverReport>('receiver.js', { BENCH_SHARED_SECRET: SHARED_SECRET });
     children.push(receiver);

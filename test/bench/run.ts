@@ -36,7 +36,7 @@ import { parseAudienceOptions, runAudienceBench } from './audience-sync.js';
 import { DELIVERY_PATH, parseNoisyOptions, parseOptions, scenarioOf, SERVICES, settingsNote, USAGE, type BenchOptions, type BenchService } from './options.js';
 import { cpuBudget } from './cpu-budget.js';
 import { findStackJvms } from './proc.js';
-import { forkChild, ProcessTable, stopChild, type Child } from './children.js';
+import { forkChild, ProcessTable, stopChild, stopOnSignal, type Child } from './children.js';
 import { groupLag, indexerLag, SETTLED_LAG_RECORDS, waitUntilAtMost } from './kafka-lag.js';
 import { kafkaRequestRates, readKafkaRequests, readTransactionCounters, transactionRates } from './service-metrics.js';
 import type {
@@ -227,12 +227,7 @@ async function main(options: BenchOptions): Promise<void> {
     await Promise.all([...services.values()].reverse().map((service) => service.stop()));
     await stopChild(receiver?.process);
   };
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      say(`${signal}: stopping the services and children`);
-      void stopAll().finally(() => process.exit(130));
-    });
-  }
+  stopOnSignal(say, stopAll);
 
   try {
     receiver = forkChild<ReceiverReport>('receiver.js', { BENCH_SHARED_SECRET: SHARED_SECRET }, (report) => collector.onReceiver(report));
