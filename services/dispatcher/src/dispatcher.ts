@@ -197,7 +197,7 @@ export class Dispatcher implements LaneHandler {
     for (const destinationId of [...this.queue.activeDestinations()]) {
       const backlog = this.queue.backlog(destinationId);
       const pressure = { fill, destinationShare: (backlog.first + backlog.retry + backlog.running) / buffered };
-      const decision = admit('attempt', pressure, backlog.oldestQueuedAt, this.options.limits, now, busy, backlog.progressAt);
+      const decision = admit('attempt', pressure, backlog, this.options.limits, now, busy);
       if (decision.kind !== 'defer' || !this.options.config.destination(destinationId)?.enabled) continue;
       this.deferQueued(destinationId, 'backlog_full');
     }
@@ -250,7 +250,7 @@ export class Dispatcher implements LaneHandler {
     const backlog = this.queue.backlog(destinationId);
     const held = backlog.first + backlog.retry + backlog.running;
     const pressure = { fill: this.lanes.fill(lane), destinationShare: held / Math.max(1, this.lanes.buffered(lane).records) };
-    const decision = admit(circuit, pressure, backlog.oldestQueuedAt, this.options.limits, now, this.loop.busy(now), backlog.progressAt);
+    const decision = admit(circuit, pressure, backlog, this.options.limits, now, this.loop.busy(now));
     // A destination that is gone or disabled is not deferred: its deliveries end at once (attempt.ts).
     if (decision.kind === 'defer' && this.options.config.destination(destinationId)?.enabled) {
       this.defer(job, decision.reason, now);

@@ -32,7 +32,8 @@ export const dispatcherEnv = {
   DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: envTypes.positiveInt(64),
   /**
    * A destination holding this share of a nearly full lane, whose oldest queued delivery has
-   * waited longer than DELIVERY_MAX_QUEUE_WAIT, has its new deliveries deferred (see admission.ts).
+   * waited longer than DELIVERY_MAX_QUEUE_WAIT, has its new deliveries deferred; so does one
+   * with every slot taken, or stalled, whatever its share (see admission.ts).
    */
   DELIVERY_MAX_DESTINATION_SHARE: envTypes.ratio(0.5),
   DELIVERY_MAX_QUEUE_WAIT: envTypes.duration('1s'),

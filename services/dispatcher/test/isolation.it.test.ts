@@ -12,7 +12,7 @@ import type { Delivery } from '@tributary/schemas';
 import { wasDeferred } from '@tributary/shared';
 import { eventually, TestPipeline, webhooksDestination } from './pipeline.js';
 import { startDnsServer, type DnsServer } from './dns-server.js';
-import { startReceiver, type Receiver } from './receivers.js';
+import { startReceiver, type Behaviour, type Receiver } from './receivers.js';
 
 const ladder = { delaysMs: [1000, 60_000], windowMs: 3_600_000 };
 
@@ -46,6 +46,26 @@ afterAll(async () => {
 });
 
 const requestsTo = (path: string) => receiver.requests.filter((request) => request.path === path).length;
+
+/**
+ * A receiver, a pipeline in a namespace of its own and a dispatcher with `settings`, started
+ * before the describe block's tests and stopped after them.
+ */
+function ownDispatcher(prefix: string, settings: Record<string, string>, behaviour?: Behaviour): { pipeline: TestPipeline; dispatcher: RunningService; receiver: Receiver } {
+  const own = {} as { pipeline: TestPipeline; dispatcher: RunningService; receiver: Receiver };
+  beforeAll(async () => {
+    own.receiver = await startReceiver(behaviour);
+    own.pipeline = new TestPipeline(uniqueNamespace(prefix), ladder);
+    await own.pipeline.start();
+    own.dispatcher = await startService('dispatcher', { env: own.pipeline.env(settings) });
+  });
+  afterAll(async () => {
+    await own.dispatcher?.stop();
+    await own.pipeline?.stop();
+    await own.receiver?.close();
+  });
+  return own;
+}
 
 describe('failing destinations beside a healthy one', () => {
   it('opens the circuits of fast-failing and hanging destinations and defers their deliveries without requests', async () => {
@@ -120,51 +140,34 @@ describe('failing destinations beside a healthy one', () => {
 });
 
 describe('a slow destination with a deep backlog beside a small one', () => {
-  let slowPipeline: TestPipeline;
-  let slowDispatcher: RunningService;
-  let slowReceiver: Receiver;
-
-  beforeAll(async () => {
-    // Answers /slow in 2 s — slow, but within the answer window: its circuit stays closed.
-    slowReceiver = await startReceiver(({ path }) => (path.startsWith('/slow') ? { status: 200, afterMs: 2_000 } : 200));
-    slowPipeline = new TestPipeline(uniqueNamespace('hog'), ladder);
-    await slowPipeline.start();
-    slowDispatcher = await startService('dispatcher', {
-      env: slowPipeline.env({ DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: '2', DELIVERY_MAX_BUFFERED: '20', DELIVERY_MAX_QUEUE_WAIT: '500ms' }),
-    });
-  });
-
-  afterAll(async () => {
-    await slowDispatcher?.stop();
-    await slowPipeline?.stop();
-    await slowReceiver?.close();
-  });
+  // Answers /slow in 2 s — slow, but within the answer window: its circuit stays closed.
+  const hog = ownDispatcher('hog', { DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: '2', DELIVERY_MAX_BUFFERED: '20', DELIVERY_MAX_QUEUE_WAIT: '500ms' }, ({ path }) => (path.startsWith('/slow') ? { status: 200, afterMs: 2_000 } : 200));
 
   it('defers the surplus of the destination hogging the lane, so the small one keeps flowing', async () => {
-    await slowPipeline.putDestination(webhooksDestination('slow', [{ url: slowReceiver.url('/slow') }]));
-    await slowPipeline.putDestination(webhooksDestination('small', [{ url: slowReceiver.url('/small') }]));
-    const slow = await slowPipeline.deliverMany(Array.from({ length: 60 }, (_, n) => ({ destinationId: 'slow', body: { event: `slow ${n}` } })));
+    await hog.pipeline.putDestination(webhooksDestination('slow', [{ url: hog.receiver.url('/slow') }]));
+    await hog.pipeline.putDestination(webhooksDestination('small', [{ url: hog.receiver.url('/small') }]));
+    const slow = await hog.pipeline.deliverMany(Array.from({ length: 60 }, (_, n) => ({ destinationId: 'slow', body: { event: `slow ${n}` } })));
     const small: Delivery[] = [];
     for (let wave = 0; wave < 4; wave++) {
       await new Promise((resolve) => setTimeout(resolve, 700));
-      small.push(...(await slowPipeline.deliverMany(Array.from({ length: 3 }, (_, n) => ({ destinationId: 'small', body: { event: `small ${wave}-${n}` } })))));
+      small.push(...(await hog.pipeline.deliverMany(Array.from({ length: 3 }, (_, n) => ({ destinationId: 'small', body: { event: `small ${wave}-${n}` } })))));
     }
-    const arrived = (body: Buffer) => slowReceiver.requests.find((request) => request.body.equals(body));
+    const arrived = (body: Buffer) => hog.receiver.requests.find((request) => request.body.equals(body));
     const smallArrivals = await eventually(() => small.every((delivery) => arrived(delivery.body)) && small.map((delivery) => arrived(delivery.body)!), 'every small delivery', 15_000);
     // Had the lane waited for the slow destination (two requests of 2 s at a time for 60
     // deliveries: a minute), the small one's deliveries would have waited with it.
     expect(Math.max(...smallArrivals.map((request) => request.at)) - Math.min(...smallArrivals.map((request) => request.at))).toBeLessThan(8_000);
     const deferred = await eventually(() => {
-      const records = slow.flatMap((delivery) => slowPipeline.retriesFor(delivery.deliveryId)).filter((record) => wasDeferred(record.delivery));
+      const records = slow.flatMap((delivery) => hog.pipeline.retriesFor(delivery.deliveryId)).filter((record) => wasDeferred(record.delivery));
       return records.length > 0 && records;
     }, 'the slow surplus deferred');
     expect(deferred[0]!.delivery.lastError).toMatch(/^deferred: destination backlog full/);
-    expect(await metricValue(slowDispatcher.url, 'tributary_dispatcher_deferred_total', { reason: 'backlog_full' })).toBeGreaterThanOrEqual(deferred.length);
-    expect(await metricValue(slowDispatcher.url, 'tributary_destination_circuit_state', { destination: 'slow' })).toBe(0);
+    expect(await metricValue(hog.dispatcher.url, 'tributary_dispatcher_deferred_total', { reason: 'backlog_full' })).toBeGreaterThanOrEqual(deferred.length);
+    expect(await metricValue(hog.dispatcher.url, 'tributary_destination_circuit_state', { destination: 'slow' })).toBe(0);
     // Both its slots taken and deliveries waiting: published as congested (saturated, not
     // stalled — its attempts finish), so the router sends its new deliveries the retry way.
     const congested = await eventually(
-      () => slowPipeline.health.find(({ value }) => value?.destinationId === 'slow' && value.congestedSince !== null)?.value,
+      () => hog.pipeline.health.find(({ value }) => value?.destinationId === 'slow' && value.congestedSince !== null)?.value,
       'a health record saying the slow destination is congested',
       10_000,
     );
@@ -173,43 +176,26 @@ describe('a slow destination with a deep backlog beside a small one', () => {
 });
 
 describe('a hanging destination that fills the lane before its circuit can open', () => {
-  let hangPipeline: TestPipeline;
-  let hangDispatcher: RunningService;
-  let hangReceiver: Receiver;
-
-  beforeAll(async () => {
-    hangReceiver = await startReceiver();
-    hangPipeline = new TestPipeline(uniqueNamespace('stall'), ladder);
-    await hangPipeline.start();
-    // No answer comes for 10 s, so no failure opens the circuit before then.
-    hangDispatcher = await startService('dispatcher', {
-      env: hangPipeline.env({ WEBHOOK_TIMEOUT: '10s', DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: '4', DELIVERY_MAX_BUFFERED: '20', DELIVERY_MAX_QUEUE_WAIT: '500ms' }),
-    });
-  });
-
-  afterAll(async () => {
-    await hangDispatcher?.stop();
-    await hangPipeline?.stop();
-    await hangReceiver?.close();
-  });
+  // No answer comes for 10 s, so no failure opens the circuit before then.
+  const hang = ownDispatcher('stall', { WEBHOOK_TIMEOUT: '10s', DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: '4', DELIVERY_MAX_BUFFERED: '20', DELIVERY_MAX_QUEUE_WAIT: '500ms' });
 
   it('defers the backlog it holds in the full lane, so a small destination behind it is delivered within seconds', async () => {
-    await hangPipeline.putDestination(webhooksDestination('hangs', [{ url: hangReceiver.url('/hang') }]));
-    await hangPipeline.putDestination(webhooksDestination('small', [{ url: hangReceiver.url('/small') }]));
-    await hangPipeline.deliverMany(Array.from({ length: 60 }, (_, n) => ({ destinationId: 'hangs', body: { event: `hang ${n}` } })));
+    await hang.pipeline.putDestination(webhooksDestination('hangs', [{ url: hang.receiver.url('/hang') }]));
+    await hang.pipeline.putDestination(webhooksDestination('small', [{ url: hang.receiver.url('/small') }]));
+    await hang.pipeline.deliverMany(Array.from({ length: 60 }, (_, n) => ({ destinationId: 'hangs', body: { event: `hang ${n}` } })));
     const sentAt = Date.now();
-    const small = await hangPipeline.deliverMany(Array.from({ length: 3 }, (_, n) => ({ destinationId: 'small', body: { event: `small ${n}` } })));
-    const arrived = (body: Buffer) => hangReceiver.requests.find((request) => request.body.equals(body));
+    const small = await hang.pipeline.deliverMany(Array.from({ length: 3 }, (_, n) => ({ destinationId: 'small', body: { event: `small ${n}` } })));
+    const arrived = (body: Buffer) => hang.receiver.requests.find((request) => request.body.equals(body));
     const arrivals = await eventually(() => small.every((delivery) => arrived(delivery.body)) && small.map((delivery) => arrived(delivery.body)!), 'every small delivery', 15_000);
     // Before, nothing new was read from a full lane and so nothing was judged: the small
     // deliveries waited for the hanging requests' 10 s timeout.
     expect(Math.max(...arrivals.map((request) => request.at)) - sentAt).toBeLessThan(5_000);
-    expect(await metricValue(hangDispatcher.url, 'tributary_dispatcher_deferred_total', { reason: 'backlog_full' })).toBeGreaterThan(0);
-    expect(hangReceiver.requests.filter((request) => request.path === '/hang').length).toBeLessThanOrEqual(4);
+    expect(await metricValue(hang.dispatcher.url, 'tributary_dispatcher_deferred_total', { reason: 'backlog_full' })).toBeGreaterThan(0);
+    expect(hang.receiver.requests.filter((request) => request.path === '/hang').length).toBeLessThanOrEqual(4);
     // The congestion (attempts stalled) is published long before the timeouts could open the circuit, so the router
     // sends the destination's new deliveries through the retry lane.
     const stalled = await eventually(
-      () => hangPipeline.health.find(({ value }) => value?.destinationId === 'hangs' && value.congestedSince !== null)?.value,
+      () => hang.pipeline.health.find(({ value }) => value?.destinationId === 'hangs' && value.congestedSince !== null)?.value,
       'a health record saying the hanging destination is congested',
       10_000,
     );
@@ -271,40 +257,43 @@ describe('destinations whose name server never answers beside one whose does', (
 });
 
 describe('hanging destinations that together take every request slot', () => {
-  let crowdPipeline: TestPipeline;
-  let crowdDispatcher: RunningService;
-  let crowdReceiver: Receiver;
-
-  beforeAll(async () => {
-    crowdReceiver = await startReceiver();
-    crowdPipeline = new TestPipeline(uniqueNamespace('crowd'), ladder);
-    await crowdPipeline.start();
-    // Three hanging destinations of four slots each, eight slots in all: between them they take
-    // every one as soon as their deliveries are read, and no answer frees one for 10 s.
-    crowdDispatcher = await startService('dispatcher', {
-      env: crowdPipeline.env({ WEBHOOK_TIMEOUT: '10s', DELIVERY_MAX_IN_FLIGHT: '8', DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: '4', DELIVERY_MAX_QUEUE_WAIT: '500ms' }),
-    });
-  });
-
-  afterAll(async () => {
-    await crowdDispatcher?.stop();
-    await crowdPipeline?.stop();
-    await crowdReceiver?.close();
-  });
+  // Three hanging destinations of four slots each, eight slots in all: between them they take
+  // every one as soon as their deliveries are read, and no answer frees one for 10 s.
+  const crowd = ownDispatcher('crowd', { WEBHOOK_TIMEOUT: '10s', DELIVERY_MAX_IN_FLIGHT: '8', DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: '4', DELIVERY_MAX_QUEUE_WAIT: '500ms' });
 
   it('lets a healthy destination past attempts that have stalled, so it is delivered within seconds, not after the timeout', async () => {
     const hanging = ['hangs-a', 'hangs-b', 'hangs-c'];
-    for (const destinationId of hanging) await crowdPipeline.putDestination(webhooksDestination(destinationId, [{ url: crowdReceiver.url(`/hang/${destinationId}`) }]));
-    await crowdPipeline.putDestination(webhooksDestination('healthy', [{ url: crowdReceiver.url('/healthy') }]));
-    await crowdPipeline.deliverMany(hanging.flatMap((destinationId) => Array.from({ length: 6 }, (_, n) => ({ destinationId, body: { event: `${destinationId} ${n}` } }))));
-    await eventually(() => crowdReceiver.requests.filter((request) => request.path.startsWith('/hang/')).length >= 8, 'every slot taken by a hanging request');
+    for (const destinationId of hanging) await crowd.pipeline.putDestination(webhooksDestination(destinationId, [{ url: crowd.receiver.url(`/hang/${destinationId}`) }]));
+    await crowd.pipeline.putDestination(webhooksDestination('healthy', [{ url: crowd.receiver.url('/healthy') }]));
+    await crowd.pipeline.deliverMany(hanging.flatMap((destinationId) => Array.from({ length: 6 }, (_, n) => ({ destinationId, body: { event: `${destinationId} ${n}` } }))));
+    await eventually(() => crowd.receiver.requests.filter((request) => request.path.startsWith('/hang/')).length >= 8, 'every slot taken by a hanging request');
     const sentAt = Date.now();
-    const healthy = await crowdPipeline.deliverMany(Array.from({ length: 3 }, (_, n) => ({ destinationId: 'healthy', body: { event: `healthy ${n}` } })));
-    const arrived = (body: Buffer) => crowdReceiver.requests.find((request) => request.body.equals(body));
+    const healthy = await crowd.pipeline.deliverMany(Array.from({ length: 3 }, (_, n) => ({ destinationId: 'healthy', body: { event: `healthy ${n}` } })));
+    const arrived = (body: Buffer) => crowd.receiver.requests.find((request) => request.body.equals(body));
     const arrivals = await eventually(() => healthy.every((delivery) => arrived(delivery.body)) && healthy.map((delivery) => arrived(delivery.body)!), 'every healthy delivery', 15_000);
     // Before, the healthy deliveries waited for a slot until the first hanging requests timed out (10 s).
     expect(Math.max(...arrivals.map((request) => request.at)) - sentAt).toBeLessThan(3_000);
     // The stalled destinations took no slot beyond the ones they held.
-    expect(crowdReceiver.requests.filter((request) => request.path.startsWith('/hang/')).length).toBeLessThanOrEqual(12);
+    expect(crowd.receiver.requests.filter((request) => request.path.startsWith('/hang/')).length).toBeLessThanOrEqual(12);
+  });
+});
+
+describe('hanging destinations that together fill the lane, none of them holding half of it', () => {
+  const fill = ownDispatcher('fill', { WEBHOOK_TIMEOUT: '10s', DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: '2', DELIVERY_MAX_BUFFERED: '20', DELIVERY_MAX_QUEUE_WAIT: '500ms' });
+
+  it('defers the stalled ones’ backlogs, so a small destination behind them is delivered within seconds', async () => {
+    const hanging = ['hangs-a', 'hangs-b', 'hangs-c', 'hangs-d', 'hangs-e', 'hangs-f', 'hangs-g', 'hangs-h'];
+    for (const destinationId of hanging) await fill.pipeline.putDestination(webhooksDestination(destinationId, [{ url: fill.receiver.url(`/hang/${destinationId}`) }]));
+    await fill.pipeline.putDestination(webhooksDestination('small', [{ url: fill.receiver.url('/small') }]));
+    await fill.pipeline.deliverMany(hanging.flatMap((destinationId) => Array.from({ length: 15 }, (_, n) => ({ destinationId, body: { event: `${destinationId} ${n}` } }))));
+    const sentAt = Date.now();
+    const small = await fill.pipeline.deliverMany(Array.from({ length: 3 }, (_, n) => ({ destinationId: 'small', body: { event: `small ${n}` } })));
+    const arrived = (body: Buffer) => fill.receiver.requests.find((request) => request.body.equals(body));
+    const arrivals = await eventually(() => small.every((delivery) => arrived(delivery.body)) && small.map((delivery) => arrived(delivery.body)!), 'every small delivery', 30_000);
+    // Each holds an eighth of the lane, under the share that marks a single hog; before, the
+    // small deliveries were still waiting 30 s later (two requests of 10 s at a time per
+    // destination before the circuits could open). Now about 2.5 s.
+    expect(Math.max(...arrivals.map((request) => request.at)) - sentAt).toBeLessThan(5_000);
+    expect(await metricValue(fill.dispatcher.url, 'tributary_dispatcher_deferred_total', { reason: 'backlog_full' })).toBeGreaterThan(0);
   });
 });
