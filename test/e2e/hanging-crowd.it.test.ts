@@ -4,7 +4,7 @@
  * that never answer take more request slots between them than the dispatcher has, before
  * anything can tell they hang. A healthy destination on another source must not wait for
  * their timeouts (fair-queue.ts: stalled destinations stop holding the global limit;
- * admission.ts: they give up their lane room).
+ * admission.ts: they give up their lane room), nor must a deletion notification for it.
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -61,7 +61,7 @@ describe('a crowd of hanging receivers beside a healthy one', () => {
     await healthy.stop();
   });
 
-  it('delivers to the healthy destination without waiting for the crowd’s timeouts', { timeout: 90_000 }, async () => {
+  it('delivers to the healthy destination, a deletion notification included, without waiting for the crowd’s timeouts', { timeout: 90_000 }, async () => {
     const healthyKey = await pipeline.connect('healthy', healthy.url);
     const crowdKey = `wk_crowd_${pipeline.namespace}`;
     await pipeline.admin('PUT', '/sources/crowd', { name: 'Crowd', writeKey: crowdKey });
@@ -85,5 +85,14 @@ describe('a crowd of hanging receivers beside a healthy one', () => {
     console.log(`healthy destination beside ${HANGING_DESTINATIONS} hanging ones (${hanging.requests} hanging requests): slowest of 10 messages delivered ${slowest} ms after sending`);
     // Before, they waited for a free slot: the first hanging requests' 5 s timeout.
     expect(slowest).toBeLessThan(3_000);
+
+    // A deletion notification, the issue's own case: one per source, so the crowd's ten go to
+    // receivers that never answer and the healthy destination's must not wait behind them.
+    const askedAt = Date.now();
+    const { messages } = await pipeline.admin<{ messages: Array<{ sourceId: string; messageId: string }> }>('POST', '/deletions', { userId: 'user-to-forget' });
+    const notification = messages.find((message) => message.sourceId === 'web')!;
+    const [arrived] = await eventually(() => healthy.attemptsFor(notification.messageId).length > 0 && healthy.attemptsFor(notification.messageId), 'the deletion notification delivered', 30_000);
+    console.log(`deletion notification delivered ${arrived!.at - askedAt} ms after it was asked for`);
+    expect(arrived!.at - askedAt).toBeLessThan(3_000);
   });
 });
