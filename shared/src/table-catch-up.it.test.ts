@@ -63,4 +63,50 @@ describe('CompactedTopicReader on a transactional topic: catchUpToEnd and materi
       await reader.stop();
     }
   });
+
+  it('reads end offsets through one admin connection however often it is asked, and connects afresh after a failure', async () => {
+    let admins = 0;
+    let failNext = false;
+    // The real client, counting the admin clients made and failing one request when told to.
+    const counting = Object.create(kafka) as Kafka;
+    counting.admin = (...args: Parameters<Kafka['admin']>) => {
+      admins++;
+      const admin = kafka.admin(...args);
+      const fetchTopicOffsets = admin.fetchTopicOffsets.bind(admin);
+      admin.fetchTopicOffsets = async (name) => {
+        if (failNext) {
+          failNext = false;
+          throw new Error('the connection broke');
+        }
+        return fetchTopicOffsets(name);
+      };
+      return admin;
+    };
+    const reader = new CompactedTopicReader<string>({ kafka: counting, topic, logger: testLogger(), decode: async (value) => value.toString(), materialize: false });
+    await reader.start();
+    try {
+      expect(admins).toBe(1);
+      for (let check = 0; check < 5; check++) {
+        await inTransaction([`again-${check}`], 'commit');
+        await reader.catchUpToEnd(5_000);
+      }
+      // start's own, then one kept for every check since.
+      expect(admins).toBe(2);
+      failNext = true;
+      await expect(reader.catchUpToEnd(5_000)).rejects.toThrow(/the connection broke/);
+      await reader.catchUpToEnd(5_000);
+      expect(admins).toBe(3);
+    } finally {
+      await reader.stop();
+    }
+  });
+
+  it('gives up within its timeout when the end offsets cannot be read', async () => {
+    const silent = Object.create(kafka) as Kafka;
+    silent.admin = () => ({ connect: async () => undefined, disconnect: async () => undefined, fetchTopicOffsets: () => new Promise(() => undefined) }) as unknown as ReturnType<Kafka['admin']>;
+    const reader = new CompactedTopicReader<string>({ kafka: silent, topic, logger: testLogger(), decode: async (value) => value.toString() });
+    const startedAt = Date.now();
+    await expect(reader.catchUpToEnd(300)).rejects.toThrow(/end offsets not read within 300 ms/);
+    expect(Date.now() - startedAt).toBeLessThan(2_000);
+  });
 });

@@ -10,7 +10,7 @@
  * End offsets are read with read_committed, so an open transaction is not waited for.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kafka, KafkaMessage } from 'kafkajs';
+import type { Admin, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from './logger.js';
 import { undecodableCause } from './quarantine.js';
 import { SupervisedConsumer } from './supervised-consumer.js';
@@ -52,6 +52,13 @@ export class CompactedTopicReader<V> {
   private targets = new Map<number, bigint>();
   private caughtUp = false;
   private onCaughtUp: (() => void) | undefined;
+  /**
+   * The admin connection `catchUpToEnd` reads end offsets through, kept between calls: the
+   * indexer checks before every chunk it routes (config-freshness.ts), and a connection per
+   * check was a TCP connection, ApiVersions and Metadata (and, in production, a TLS and SASL
+   * handshake) several times a second.
+   */
+  private offsetsAdmin: Promise<Admin> | undefined;
 
   constructor(private readonly options: TableOptions<V>) {}
 
@@ -119,6 +126,7 @@ export class CompactedTopicReader<V> {
   async stop(): Promise<void> {
     await this.consumer?.stop();
     this.consumer = undefined;
+    await this.dropOffsetsAdmin();
   }
 
   /**
@@ -154,23 +162,55 @@ export class CompactedTopicReader<V> {
    * partitions another instance was routing) waits for this first.
    */
   async catchUpToEnd(timeoutMs = 60_000): Promise<void> {
-    const targets = await this.lastOffsets();
-    await Promise.all([...targets].map(([partition, offset]) => this.waitForOffset(partition, offset, timeoutMs)));
+    const deadline = Date.now() + timeoutMs;
+    // Bounded too: with the broker away, connecting and asking retry for longer than a caller waits.
+    const targets = await withinMs(this.lastOffsets(this.connectedOffsetsAdmin()), timeoutMs, () => `${this.options.topic}: end offsets not read within ${timeoutMs} ms`);
+    await Promise.all([...targets].map(([partition, offset]) => this.waitForOffset(partition, offset, Math.max(1, deadline - Date.now()))));
   }
 
-  /** The offset of the last record (or transaction marker) of each non-empty partition. */
-  private async lastOffsets(): Promise<Map<number, bigint>> {
+  /**
+   * The offset of the last record (or transaction marker) of each non-empty partition, read
+   * through `kept` or, without it, an admin connection of its own (`start`: most readers never
+   * ask again).
+   */
+  private async lastOffsets(kept?: Promise<Admin>): Promise<Map<number, bigint>> {
     const last = new Map<number, bigint>();
-    const admin = this.options.kafka.admin();
-    await admin.connect();
+    const admin = kept ? await kept : this.options.kafka.admin();
+    if (!kept) await admin.connect();
     try {
       for (const { partition, high, low } of await admin.fetchTopicOffsets(this.options.topic)) {
         if (BigInt(high) > BigInt(low)) last.set(partition, BigInt(high) - 1n);
       }
+    } catch (error) {
+      // A kept connection that failed is not trusted again: the next call connects afresh.
+      if (kept) await this.dropOffsetsAdmin(kept);
+      throw error;
     } finally {
-      await admin.disconnect();
+      if (!kept) await admin.disconnect();
     }
     return last;
+  }
+
+  private connectedOffsetsAdmin(): Promise<Admin> {
+    if (this.offsetsAdmin) return this.offsetsAdmin;
+    const admin = this.options.kafka.admin();
+    const connected = admin.connect().then(
+      () => admin,
+      async (error: unknown) => {
+        if (this.offsetsAdmin === connected) this.offsetsAdmin = undefined;
+        await admin.disconnect().catch(() => undefined);
+        throw error;
+      },
+    );
+    this.offsetsAdmin = connected;
+    return connected;
+  }
+
+  /** Disconnects the kept admin connection — `which`, unless another has replaced it since. */
+  private async dropOffsetsAdmin(which = this.offsetsAdmin): Promise<void> {
+    if (which === undefined || which !== this.offsetsAdmin) return;
+    this.offsetsAdmin = undefined;
+    await which.then((admin) => admin.disconnect()).catch(() => undefined);
   }
 
   /** Resolves once the record at `offset` of `partition` has been applied. */
@@ -230,4 +270,14 @@ export class CompactedTopicReader<V> {
     this.caughtUp = true;
     this.onCaughtUp?.();
   }
+}
+
+/** `work`'s result, or a rejection once `ms` have passed; a late failure of `work` is then ignored. */
+function withinMs<T>(work: Promise<T>, ms: number, message: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message())), ms);
+  });
+  work.catch(() => undefined);
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
