@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kafka, Producer } from 'kafkajs';
-import { testKafka, testLogger, uniqueName } from '@tributary/test/harness';
+import { eventually, testKafka, testLogger, uniqueName } from '@tributary/test/harness';
 import { createProducer, ensureTopics, withAdmin } from './kafka.js';
 import { CompactedTopicReader } from './table.js';
 
@@ -21,6 +21,18 @@ describe('CompactedTopicReader on a transactional topic: catchUpToEnd and materi
   afterAll(async () => {
     await transactional.disconnect();
   });
+
+  /** The topic's committed end: the sum over partitions of the offsets a read_committed reader may reach. */
+  const committedEnd = () => withAdmin(kafka, async (admin) => (await admin.fetchTopicOffsets(topic)).reduce((sum, { high }) => sum + Number(high), 0));
+
+  /**
+   * The broker writes a transaction's commit markers after EndTxn has answered, so at first the
+   * transaction may still look open to a check (which rightly does not wait for it): wait until
+   * the committed end has moved past `records` records and a marker.
+   */
+  async function visible(before: number, records: number): Promise<void> {
+    await eventually(async () => (await committedEnd()) >= before + records + 1, 'the commit visible at the end of the topic', 10_000);
+  }
 
   async function inTransaction(keys: string[], outcome: 'commit' | 'abort'): Promise<void> {
     const transaction = await transactional.transaction();
@@ -47,16 +59,20 @@ describe('CompactedTopicReader on a transactional topic: catchUpToEnd and materi
 
       // Another process commits; catchUpToEnd returns only once this reader has it —
       // the end is a transaction marker, which the reader must count as read.
+      const beforeEfg = await committedEnd();
       await inTransaction(['e', 'f', 'g'], 'commit');
+      await visible(beforeEfg, 3);
       await reader.catchUpToEnd();
       expect(seen.slice(4).sort()).toEqual(['e=e', 'f=f', 'g=g']);
 
       // An open transaction is not waited for: the end is read with read_committed.
+      const beforePending = await committedEnd();
       const open = await transactional.transaction();
       await open.send({ topic, messages: [{ key: 'pending', value: text('pending') }] });
       await reader.catchUpToEnd(5_000);
       expect(seen).not.toContain('pending=pending');
       await open.commit();
+      await visible(beforePending, 1);
       await reader.catchUpToEnd();
       expect(seen).toContain('pending=pending');
     } finally {
@@ -101,12 +117,18 @@ describe('CompactedTopicReader on a transactional topic: catchUpToEnd and materi
     }
   });
 
-  it('gives up within its timeout when the end offsets cannot be read', async () => {
+  it('gives up within its timeout when the end offsets cannot be read, and does not ask that connection again', async () => {
+    let admins = 0;
     const silent = Object.create(kafka) as Kafka;
-    silent.admin = () => ({ connect: async () => undefined, disconnect: async () => undefined, fetchTopicOffsets: () => new Promise(() => undefined) }) as unknown as ReturnType<Kafka['admin']>;
+    silent.admin = () => {
+      admins++;
+      return { connect: async () => undefined, disconnect: async () => undefined, fetchTopicOffsets: () => new Promise(() => undefined) } as unknown as ReturnType<Kafka['admin']>;
+    };
     const reader = new CompactedTopicReader<string>({ kafka: silent, topic, logger: testLogger(), decode: async (value) => value.toString() });
     const startedAt = Date.now();
     await expect(reader.catchUpToEnd(300)).rejects.toThrow(/end offsets not read within 300 ms/);
     expect(Date.now() - startedAt).toBeLessThan(2_000);
+    await expect(reader.catchUpToEnd(300)).rejects.toThrow(/end offsets not read within 300 ms/);
+    expect(admins).toBe(2);
   });
 });

@@ -163,8 +163,16 @@ export class CompactedTopicReader<V> {
    */
   async catchUpToEnd(timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    // Bounded too: with the broker away, connecting and asking retry for longer than a caller waits.
-    const targets = await withinMs(this.lastOffsets(this.connectedOffsetsAdmin()), timeoutMs, () => `${this.options.topic}: end offsets not read within ${timeoutMs} ms`);
+    const kept = this.connectedOffsetsAdmin();
+    let targets: Map<number, bigint>;
+    try {
+      // Bounded too: with the broker away, connecting and asking retry for longer than a caller waits.
+      targets = await withinMs(this.lastOffsets(kept), timeoutMs, () => `${this.options.topic}: end offsets not read within ${timeoutMs} ms`);
+    } catch (error) {
+      // A connection that did not answer in time may be a dead one: the next call connects afresh.
+      await this.dropOffsetsAdmin(kept);
+      throw error;
+    }
     await Promise.all([...targets].map(([partition, offset]) => this.waitForOffset(partition, offset, Math.max(1, deadline - Date.now()))));
   }
 
