@@ -14,6 +14,7 @@ import type { Admin, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from './logger.js';
 import { undecodableCause } from './quarantine.js';
 import { SupervisedConsumer } from './supervised-consumer.js';
+import { withTimeout } from './topic-scan.js';
 
 /** A `decode` function throws this for a value that decoded but can never be used: it is skipped, not retried. */
 export class TableRecordInvalid extends Error {
@@ -167,7 +168,7 @@ export class CompactedTopicReader<V> {
     let targets: Map<number, bigint>;
     try {
       // Bounded too: with the broker away, connecting and asking retry for longer than a caller waits.
-      targets = await withinMs(this.lastOffsets(kept), timeoutMs, () => `${this.options.topic}: end offsets not read within ${timeoutMs} ms`);
+      targets = await withTimeout(this.lastOffsets(kept), timeoutMs, `reading the end offsets of ${this.options.topic}`);
     } catch (error) {
       // A connection that did not answer in time may be a dead one: the next call connects afresh.
       await this.dropOffsetsAdmin(kept);
@@ -278,14 +279,4 @@ export class CompactedTopicReader<V> {
     this.caughtUp = true;
     this.onCaughtUp?.();
   }
-}
-
-/** `work`'s result, or a rejection once `ms` have passed; a late failure of `work` is then ignored. */
-function withinMs<T>(work: Promise<T>, ms: number, message: () => string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message())), ms);
-  });
-  work.catch(() => undefined);
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }

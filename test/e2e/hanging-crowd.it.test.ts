@@ -6,47 +6,15 @@
  * their timeouts (fair-queue.ts: stalled destinations stop holding the global limit;
  * admission.ts: they give up their lane room), nor must a deletion notification for it.
  */
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, uniqueNamespace } from '@tributary/test/harness';
 import { Receiver, RetryPipeline } from './retry-pipeline.js';
 
 const HANGING_DESTINATIONS = 10;
 
-/** Reads each request and never answers it. */
-class HangingReceiver {
-  requests = 0;
-  private readonly open = new Set<ServerResponse>();
-  private server: Server | undefined;
-  private port = 0;
-
-  async start(): Promise<void> {
-    const server = createServer((request, response) => {
-      this.requests++;
-      this.open.add(response);
-      response.on('close', () => this.open.delete(response));
-      request.resume();
-    });
-    this.server = server;
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    this.port = (server.address() as AddressInfo).port;
-  }
-
-  url(path: string): string {
-    return `http://127.0.0.1:${this.port}${path}`;
-  }
-
-  async stop(): Promise<void> {
-    for (const response of this.open) response.destroy();
-    this.server?.closeAllConnections();
-    await new Promise((resolve) => this.server?.close(resolve));
-  }
-}
-
 describe('a crowd of hanging receivers beside a healthy one', () => {
   const pipeline = new RetryPipeline(uniqueNamespace('e2e-crowd'), { RETRY_LADDER: '10s', RETRY_WINDOW: '1m' });
-  const hanging = new HangingReceiver();
+  const hanging = new Receiver(() => 'hang');
   const healthy = new Receiver(() => 200);
 
   beforeAll(async () => {
@@ -66,14 +34,14 @@ describe('a crowd of hanging receivers beside a healthy one', () => {
     const crowdKey = `wk_crowd_${pipeline.namespace}`;
     await pipeline.admin('PUT', '/sources/crowd', { name: 'Crowd', writeKey: crowdKey });
     for (let index = 0; index < HANGING_DESTINATIONS; index++) {
-      await pipeline.admin('PUT', `/destinations/hangs-${index}`, { type: 'webhooks', sources: ['crowd'], settings: { webhooks: [{ url: hanging.url(`/hangs-${index}`) }] } });
+      await pipeline.admin('PUT', `/destinations/hangs-${index}`, { type: 'webhooks', sources: ['crowd'], settings: { webhooks: [{ url: hanging.url }] } });
     }
     // The config reaches the router and the dispatcher within a second.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
 
     // 1,000 deliveries to receivers that never answer: 640 would take slots, 512 are all there are.
     await pipeline.track(crowdKey, 100);
-    await eventually(() => hanging.requests >= 512, 'every request slot taken by a hanging request', 20_000);
+    await eventually(() => hanging.attempts.length >= 512, 'every request slot taken by a hanging request', 20_000);
     const sentAt = Date.now();
     const messageIds = await pipeline.track(healthyKey, 10);
     const arrivals = await eventually(
@@ -82,7 +50,7 @@ describe('a crowd of hanging receivers beside a healthy one', () => {
       30_000,
     );
     const slowest = Math.max(...arrivals) - sentAt;
-    console.log(`healthy destination beside ${HANGING_DESTINATIONS} hanging ones (${hanging.requests} hanging requests): slowest of 10 messages delivered ${slowest} ms after sending`);
+    console.log(`healthy destination beside ${HANGING_DESTINATIONS} hanging ones (${hanging.attempts.length} hanging requests): slowest of 10 messages delivered ${slowest} ms after sending`);
     // Before, they waited for a free slot: the first hanging requests' 5 s timeout.
     expect(slowest).toBeLessThan(3_000);
 

@@ -17,11 +17,12 @@ export interface ReceivedAttempt {
   messageId: string;
   /** When the request arrived (ms). */
   at: number;
-  status: number;
+  /** The status answered, or `hang`: none, ever (the connection stays open until `stop`). */
+  status: number | 'hang';
 }
 
-/** Answers a request for `messageId`, its `attempt`-th (1-based), with an HTTP status. */
-export type Answer = (messageId: string, attempt: number) => number;
+/** Answers a request for `messageId`, its `attempt`-th (1-based), with an HTTP status — or never (`hang`). */
+export type Answer = (messageId: string, attempt: number) => number | 'hang';
 
 export class Receiver {
   readonly attempts: ReceivedAttempt[] = [];
@@ -39,7 +40,7 @@ export class Receiver {
         const { messageId } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { messageId: string };
         const status = this.answer(messageId, this.attemptsFor(messageId).length + 1);
         this.attempts.push({ messageId, at, status });
-        response.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+        if (status !== 'hang') response.writeHead(status, { 'content-type': 'application/json' }).end('{}');
       });
     });
     this.server = server;

@@ -47,6 +47,12 @@ afterAll(async () => {
 
 const requestsTo = (path: string) => receiver.requests.filter((request) => request.path === path).length;
 
+/** When each of `deliveries` first reached `at`, once all have: their receipt times, in order. */
+function arrivals(at: Receiver, deliveries: readonly Delivery[], what: string, timeoutMs: number): Promise<number[]> {
+  const arrived = (delivery: Delivery) => at.requests.find((request) => request.body.equals(delivery.body));
+  return eventually(() => deliveries.every((delivery) => arrived(delivery)) && deliveries.map((delivery) => arrived(delivery)!.at), what, timeoutMs);
+}
+
 /**
  * A receiver, a pipeline in a namespace of its own and a dispatcher with `settings`, started
  * before the describe block's tests and stopped after them.
@@ -152,11 +158,10 @@ describe('a slow destination with a deep backlog beside a small one', () => {
       await new Promise((resolve) => setTimeout(resolve, 700));
       small.push(...(await hog.pipeline.deliverMany(Array.from({ length: 3 }, (_, n) => ({ destinationId: 'small', body: { event: `small ${wave}-${n}` } })))));
     }
-    const arrived = (body: Buffer) => hog.receiver.requests.find((request) => request.body.equals(body));
-    const smallArrivals = await eventually(() => small.every((delivery) => arrived(delivery.body)) && small.map((delivery) => arrived(delivery.body)!), 'every small delivery', 15_000);
+    const smallArrivals = await arrivals(hog.receiver, small, 'every small delivery', 15_000);
     // Had the lane waited for the slow destination (two requests of 2 s at a time for 60
     // deliveries: a minute), the small one's deliveries would have waited with it.
-    expect(Math.max(...smallArrivals.map((request) => request.at)) - Math.min(...smallArrivals.map((request) => request.at))).toBeLessThan(8_000);
+    expect(Math.max(...smallArrivals) - Math.min(...smallArrivals)).toBeLessThan(8_000);
     const deferred = await eventually(() => {
       const records = slow.flatMap((delivery) => hog.pipeline.retriesFor(delivery.deliveryId)).filter((record) => wasDeferred(record.delivery));
       return records.length > 0 && records;
@@ -185,11 +190,10 @@ describe('a hanging destination that fills the lane before its circuit can open'
     await hang.pipeline.deliverMany(Array.from({ length: 60 }, (_, n) => ({ destinationId: 'hangs', body: { event: `hang ${n}` } })));
     const sentAt = Date.now();
     const small = await hang.pipeline.deliverMany(Array.from({ length: 3 }, (_, n) => ({ destinationId: 'small', body: { event: `small ${n}` } })));
-    const arrived = (body: Buffer) => hang.receiver.requests.find((request) => request.body.equals(body));
-    const arrivals = await eventually(() => small.every((delivery) => arrived(delivery.body)) && small.map((delivery) => arrived(delivery.body)!), 'every small delivery', 15_000);
+    const arrivedAt = await arrivals(hang.receiver, small, 'every small delivery', 15_000);
     // Before, nothing new was read from a full lane and so nothing was judged: the small
     // deliveries waited for the hanging requests' 10 s timeout.
-    expect(Math.max(...arrivals.map((request) => request.at)) - sentAt).toBeLessThan(5_000);
+    expect(Math.max(...arrivedAt) - sentAt).toBeLessThan(5_000);
     expect(await metricValue(hang.dispatcher.url, 'tributary_dispatcher_deferred_total', { reason: 'backlog_full' })).toBeGreaterThan(0);
     expect(hang.receiver.requests.filter((request) => request.path === '/hang').length).toBeLessThanOrEqual(4);
     // The congestion (attempts stalled) is published long before the timeouts could open the circuit, so the router
@@ -269,10 +273,9 @@ describe('hanging destinations that together take every request slot', () => {
     await eventually(() => crowd.receiver.requests.filter((request) => request.path.startsWith('/hang/')).length >= 8, 'every slot taken by a hanging request');
     const sentAt = Date.now();
     const healthy = await crowd.pipeline.deliverMany(Array.from({ length: 3 }, (_, n) => ({ destinationId: 'healthy', body: { event: `healthy ${n}` } })));
-    const arrived = (body: Buffer) => crowd.receiver.requests.find((request) => request.body.equals(body));
-    const arrivals = await eventually(() => healthy.every((delivery) => arrived(delivery.body)) && healthy.map((delivery) => arrived(delivery.body)!), 'every healthy delivery', 15_000);
+    const arrivedAt = await arrivals(crowd.receiver, healthy, 'every healthy delivery', 15_000);
     // Before, the healthy deliveries waited for a slot until the first hanging requests timed out (10 s).
-    expect(Math.max(...arrivals.map((request) => request.at)) - sentAt).toBeLessThan(3_000);
+    expect(Math.max(...arrivedAt) - sentAt).toBeLessThan(3_000);
     // The stalled destinations took no slot beyond the ones they held.
     expect(crowd.receiver.requests.filter((request) => request.path.startsWith('/hang/')).length).toBeLessThanOrEqual(12);
   });
@@ -288,12 +291,11 @@ describe('hanging destinations that together fill the lane, none of them holding
     await fill.pipeline.deliverMany(hanging.flatMap((destinationId) => Array.from({ length: 15 }, (_, n) => ({ destinationId, body: { event: `${destinationId} ${n}` } }))));
     const sentAt = Date.now();
     const small = await fill.pipeline.deliverMany(Array.from({ length: 3 }, (_, n) => ({ destinationId: 'small', body: { event: `small ${n}` } })));
-    const arrived = (body: Buffer) => fill.receiver.requests.find((request) => request.body.equals(body));
-    const arrivals = await eventually(() => small.every((delivery) => arrived(delivery.body)) && small.map((delivery) => arrived(delivery.body)!), 'every small delivery', 30_000);
+    const arrivedAt = await arrivals(fill.receiver, small, 'every small delivery', 30_000);
     // Each holds an eighth of the lane, under the share that marks a single hog; before, the
     // small deliveries were still waiting 30 s later (two requests of 10 s at a time per
     // destination before the circuits could open). Now about 2.5 s.
-    expect(Math.max(...arrivals.map((request) => request.at)) - sentAt).toBeLessThan(5_000);
+    expect(Math.max(...arrivedAt) - sentAt).toBeLessThan(5_000);
     expect(await metricValue(fill.dispatcher.url, 'tributary_dispatcher_deferred_total', { reason: 'backlog_full' })).toBeGreaterThan(0);
   });
 });
