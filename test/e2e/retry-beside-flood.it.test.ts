@@ -33,13 +33,7 @@ describe('a flaky destination’s retries beside a flood to a failing one', () =
     await pipeline.admin('PUT', '/sources/flood', { name: 'Flood', writeKey: floodKey });
     await pipeline.admin('PUT', '/destinations/dead', { type: 'webhooks', sources: ['flood'], settings: { webhooks: [{ url: dead.url }] } });
     await new Promise((resolve) => setTimeout(resolve, 1_500));
-    const flood = (async () => {
-      for (let second = 0; second < 20; second++) {
-        const started = Date.now();
-        await pipeline.track(floodKey, 1_000);
-        await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1_000 - (Date.now() - started))));
-      }
-    })();
+    const flood = pipeline.trackEverySecond(floodKey, 1_000, 20);
     const messageIds: string[] = [];
     for (let second = 0; second < 20; second++) {
       messageIds.push(...(await pipeline.track(flakyKey, 1)));

@@ -24,12 +24,20 @@ export interface ReceivedAttempt {
 /** Answers a request for `messageId`, its `attempt`-th (1-based), with an HTTP status — or never (`hang`). */
 export type Answer = (messageId: string, attempt: number) => number | 'hang';
 
+/** A receiver's pace: `answerAfterMs` holds every answer that long (a slow receiver that still succeeds). */
+export interface ReceiverOptions {
+  answerAfterMs?: number;
+}
+
 export class Receiver {
   readonly attempts: ReceivedAttempt[] = [];
   private server: Server | undefined;
   private port = 0;
 
-  constructor(public answer: Answer) {}
+  constructor(
+    public answer: Answer,
+    private readonly options: ReceiverOptions = {},
+  ) {}
 
   async start(): Promise<void> {
     const server = createServer((request, response) => {
@@ -40,7 +48,10 @@ export class Receiver {
         const { messageId } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { messageId: string };
         const status = this.answer(messageId, this.attemptsFor(messageId).length + 1);
         this.attempts.push({ messageId, at, status });
-        if (status !== 'hang') response.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+        if (status === 'hang') return;
+        const respond = () => response.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+        if (this.options.answerAfterMs === undefined) respond();
+        else setTimeout(respond, this.options.answerAfterMs);
       });
     });
     this.server = server;
@@ -118,6 +129,15 @@ export class RetryPipeline {
     );
     await analytics.closeAndFlush({ timeout: 30_000 });
     return Promise.all(sent);
+  }
+
+  /** `perSecond` events a second for `seconds` seconds, each second's sent at once. */
+  async trackEverySecond(writeKey: string, perSecond: number, seconds: number): Promise<void> {
+    for (let second = 0; second < seconds; second++) {
+      const started = Date.now();
+      await this.track(writeKey, perSecond);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1_000 - (Date.now() - started))));
+    }
   }
 
   /** Runs the built `tributary` CLI against this pipeline's ingest. */
