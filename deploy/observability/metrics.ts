@@ -34,6 +34,7 @@ export const TRIBUTARY_METRICS: readonly MetricDefinition[] = [
   metric('tributary_ingest_overflow_messages_total', 'counter', [], ['ingest']),
   metric('tributary_ingest_produce_duration_seconds', 'histogram', ['kind'], ['ingest']),
   metric('tributary_ingest_transaction_size', 'histogram', ['kind'], ['ingest']),
+  metric('tributary_ingest_requests_waiting', 'gauge', [], ['ingest']),
 
   metric('tributary_router_routed_total', 'counter', ['destination'], ['router']),
   metric('tributary_router_parked_total', 'counter', ['destination', 'reason'], ['router']),

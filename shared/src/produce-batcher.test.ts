@@ -63,6 +63,44 @@ describe('ProduceBatcher', () => {
     expect(first.value).toBe('committed');
   });
 
+  it('takes one request of each party in turn, so a party with a long queue does not hold another back', async () => {
+    const { send, transactions } = controlledSend();
+    const batcher = new ProduceBatcher({ send, maxRecords: 4, maxBytes: 10_000, timeoutMs: 10_000, maxPendingBytes: 1e9 });
+    void batcher.submit([record('first')], 'flood');
+    // While that transaction is in flight: six flood requests of two records (three transactions' worth), then one of another source.
+    for (let index = 1; index <= 6; index++) void batcher.submit([record(`f${index}a`), record(`f${index}b`)], 'flood');
+    const healthy = promiseState(batcher.submit([record('h1')], 'healthy'));
+    const later = promiseState(batcher.submit([record('h2')], 'healthy'));
+    transactions[0]!.commit();
+    await settle();
+    // In arrival order it would have waited for the three transactions in front of it.
+    expect(labels(transactions[1]!.records)).toEqual(['f1a', 'f1b', 'h1']);
+    transactions[1]!.commit();
+    await settle();
+    expect(healthy.value).toBe('committed');
+    expect(labels(transactions[2]!.records)).toEqual(['f2a', 'f2b', 'h2']);
+    transactions[2]!.commit();
+    await settle();
+    expect(later.value).toBe('committed');
+    // The flood's own requests keep their order.
+    expect(labels(transactions[3]!.records)).toEqual(['f3a', 'f3b', 'f4a', 'f4b']);
+  });
+
+  it('withdraws an expired request from its party’s turn', async () => {
+    vi.useFakeTimers();
+    const { send, transactions } = controlledSend();
+    const batcher = new ProduceBatcher({ send, maxRecords: 100, maxBytes: 10_000, timeoutMs: 1_000, maxPendingBytes: 1e9 });
+    void batcher.submit([record('a')], 'x');
+    const expired = promiseState(batcher.submit([record('b')], 'y'));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(expired.value).toBeInstanceOf(ProduceTimeoutError);
+    expect(batcher.queued).toBe(0);
+    void batcher.submit([record('c')], 'y');
+    transactions[0]!.commit();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(labels(transactions[1]!.records)).toEqual(['c']);
+  });
+
   it('groups the requests that arrive during a transaction into the next one', async () => {
     const { send, transactions } = controlledSend();
     const reports: TransactionReport[] = [];

@@ -9,8 +9,12 @@
  * transaction fails, so none is acknowledged for records that were not written.
  *
  * A request's records are never split across transactions. A transaction takes queued
- * requests in arrival order until the record or byte cap would be passed (a request
- * larger than a cap alone still gets a transaction of its own).
+ * requests until the record or byte cap would be passed (a request larger than a cap alone
+ * still gets a transaction of its own) — one of each party waiting in turn, a party just
+ * served going to the back, each party's in the order they came. The party is what `submit`
+ * is told (ingest: the source). In arrival order, a source that had queued 30 MB of 500 KB
+ * batches made another source's one-event request wait for the seven or eight transactions
+ * in front of it, about a second; in turns it rides in the next one.
  *
  * Bytes waiting or in flight are bounded (`maxPendingBytes`): beyond it a request is
  * refused at once (BatcherFullError → 503 with Retry-After) instead of queueing without end
@@ -86,6 +90,7 @@ export class BatcherClosedError extends Error {
 }
 
 interface Waiting {
+  party: string;
   records: ProduceRecord[];
   bytes: number;
   settled: boolean;
@@ -101,7 +106,9 @@ function sizeOf(records: ProduceRecord[]): number {
 }
 
 export class ProduceBatcher {
-  private queue: Waiting[] = [];
+  /** Waiting requests by party, parties in the order they are served next (a Map keeps insertion order). */
+  private readonly queues = new Map<string, Waiting[]>();
+  private queuedCount = 0;
   private inFlight: Promise<void> | undefined;
   private closed = false;
   private drained: (() => void) | undefined;
@@ -121,11 +128,14 @@ export class ProduceBatcher {
 
   /** Requests waiting for a transaction, not counting those in the one in flight. */
   get queued(): number {
-    return this.queue.length;
+    return this.queuedCount;
   }
 
-  /** Resolves when the records are committed; rejects with ProduceTimeoutError, ProduceFailedError or BatcherClosedError. */
-  submit(records: ProduceRecord[]): Promise<void> {
+  /**
+   * Resolves when the records are committed; rejects with ProduceTimeoutError, ProduceFailedError or BatcherClosedError.
+   * `party`: whose turn the request waits in (requests of one party keep their order).
+   */
+  submit(records: ProduceRecord[], party = ''): Promise<void> {
     if (this.closed) return Promise.reject(new BatcherClosedError());
     if (records.length === 0) return Promise.resolve();
     const bytes = sizeOf(records);
@@ -136,6 +146,7 @@ export class ProduceBatcher {
     this.pendingBytesCount += bytes;
     return new Promise<void>((resolve, reject) => {
       const waiting: Waiting = {
+        party,
         records,
         bytes,
         settled: false,
@@ -143,7 +154,10 @@ export class ProduceBatcher {
         resolve,
         reject,
       };
-      this.queue.push(waiting);
+      const queue = this.queues.get(party);
+      if (queue) queue.push(waiting);
+      else this.queues.set(party, [waiting]);
+      this.queuedCount++;
       this.pump();
     });
   }
@@ -151,13 +165,13 @@ export class ProduceBatcher {
   /** Refuses new requests and resolves once every accepted one has its outcome. */
   close(): Promise<void> {
     this.closed = true;
-    if (!this.inFlight && this.queue.length === 0) return Promise.resolve();
+    if (!this.inFlight && this.queuedCount === 0) return Promise.resolve();
     return new Promise((resolve) => (this.drained = resolve));
   }
 
   private pump(): void {
     if (this.inFlight) return;
-    if (this.queue.length === 0) {
+    if (this.queuedCount === 0) {
       this.drained?.();
       return;
     }
@@ -173,11 +187,17 @@ export class ProduceBatcher {
     const group: Waiting[] = [];
     let records = 0;
     let bytes = 0;
-    while (this.queue.length > 0) {
-      const next = this.queue[0]!;
+    for (;;) {
+      const first = this.queues.entries().next();
+      if (first.done) break;
+      const [party, queue] = first.value;
+      const next = queue[0]!;
       const fits = records + next.records.length <= maxRecords && bytes + next.bytes <= maxBytes;
       if (group.length > 0 && !fits) break;
-      this.queue.shift();
+      queue.shift();
+      this.queues.delete(party);
+      if (queue.length > 0) this.queues.set(party, queue);
+      this.queuedCount--;
       group.push(next);
       records += next.records.length;
       bytes += next.bytes;
@@ -215,10 +235,15 @@ export class ProduceBatcher {
   }
 
   private expire(waiting: Waiting): void {
-    const index = this.queue.indexOf(waiting);
-    if (index >= 0) this.queue.splice(index, 1);
+    const queue = this.queues.get(waiting.party);
+    const index = queue ? queue.indexOf(waiting) : -1;
+    if (queue && index >= 0) {
+      queue.splice(index, 1);
+      this.queuedCount--;
+      if (queue.length === 0) this.queues.delete(waiting.party);
+    }
     this.settle(waiting, new ProduceTimeoutError(this.options.timeoutMs));
-    if (this.closed && !this.inFlight && this.queue.length === 0) this.drained?.();
+    if (this.closed && !this.inFlight && this.queuedCount === 0) this.drained?.();
   }
 
   private settle(waiting: Waiting, error?: Error): void {

@@ -1,5 +1,5 @@
 /** The ingest service's Prometheus series, on the service's registry. */
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { LATENCY_BUCKETS, writeKindOf, type Logger, type TransactionReport } from '@tributary/shared';
 
 export interface IngestMetrics {
@@ -11,8 +11,17 @@ export interface IngestMetrics {
   transactionSize: Histogram<'kind'>;
 }
 
-export function createIngestMetrics(registry: Registry): IngestMetrics {
+/** `waiting`: the requests waiting for their source's turn (fair-turns.ts), read at each scrape. */
+export function createIngestMetrics(registry: Registry, waiting: () => number = () => 0): IngestMetrics {
   const registers = [registry];
+  new Gauge({
+    name: 'tributary_ingest_requests_waiting',
+    help: "Requests whose parsing and encoding wait for their source's turn: other sources' requests are being worked on.",
+    registers,
+    collect() {
+      this.set(waiting());
+    },
+  });
   return {
     requests: new Counter({
       name: 'tributary_ingest_requests_total',

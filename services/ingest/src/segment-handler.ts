@@ -52,8 +52,8 @@ export interface SegmentHandlerDeps {
   giveBack?(sourceId: string, units: number): void;
   /** The source's enabled destinations: each message of it is delivered that many times. Default 1. */
   destinationCount?(sourceId: string): number;
-  /** Resolves once the records are committed to Kafka. */
-  submit(records: ProduceRecord[]): Promise<void>;
+  /** Resolves once the records are committed to Kafka; sources take turns at the transactions (produce-batcher.ts). */
+  submit(records: ProduceRecord[], sourceId: string): Promise<void>;
   /** False until the configuration is loaded and the producer connected, and again while stopping. */
   isReady(): boolean;
   /** True while the bytes waiting for Kafka are at their bound: requests are refused before any work. */
@@ -62,9 +62,18 @@ export interface SegmentHandlerDeps {
   metrics: Pick<IngestMetrics, 'messages' | 'batchSize' | 'overflowMessages'>;
   now?: () => number;
   newMessageId?: () => string;
+  /** Runs a request's CPU-heavy part in its source's turn (fair-turns.ts); default: at once. */
+  inTurn?<T>(sourceKey: string, work: () => T): Promise<T>;
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** The turn of requests whose write key is in the body (their source is known only once parsed). */
+const WRITE_KEY_IN_BODY = '';
+
+type EncodedCall =
+  | { ok: false; response: SegmentResponse }
+  | { ok: true; source: Source; units: number; lane: IngestLane; records: ProduceRecord[]; perType: Map<string, number> };
 
 /** Kafka is behind: the bytes waiting for it are at INGEST_MAX_BYTES_IN_FLIGHT. */
 function overloaded(): ApiError {
@@ -81,6 +90,52 @@ function refuse(error: ApiError): SegmentResponse {
 export function createSegmentHandler(deps: SegmentHandlerDeps): (call: SegmentCall) => Promise<SegmentResponse> {
   const now = deps.now ?? Date.now;
   const newMessageId = deps.newMessageId ?? randomUUID;
+
+  const inTurn = deps.inTurn ?? (<T>(_key: string, work: () => T) => Promise.resolve(work()));
+
+  /** Parse, authenticate by the body's write key if need be, validate, normalise and encode: synchronous, run in a turn. */
+  function encodeCall(kind: CallKind, decoded: Buffer, headerSource: Source | undefined, receivedAt: number): EncodedCall {
+    const parsed = parseJsonBody(decoded);
+    if (!parsed.ok) return { ok: false, response: refuse(parsed.error) };
+
+    let source = headerSource;
+    if (source === undefined) {
+      const writeKey = writeKeyFromBody(parsed.value);
+      if (writeKey === undefined) return { ok: false, response: refuse(missingCredentials()) };
+      const auth = authenticate(writeKey, deps.sourceByWriteKey);
+      if (!auth.ok) return { ok: false, response: refuse(auth.error) };
+      source = auth.source;
+    }
+
+    const prepared = prepareCall(parsed.value, kind, { sourceId: source.id, receivedAt, newMessageId });
+    if (!prepared.ok) return { ok: false, response: refuse(prepared.error) };
+
+    const { messages } = prepared;
+    const units = shareUnits(messages.length, decoded.length, deps.destinationCount?.(source.id) ?? 1);
+    const lane = deps.laneFor?.(source.id, units, receivedAt) ?? 'main';
+    const records: ProduceRecord[] = new Array(messages.length);
+    const perType = new Map<string, number>();
+    for (let index = 0; index < messages.length; index++) {
+      const { message, key } = messages[index]!;
+      let encoded: { topic: string; value: Buffer };
+      try {
+        encoded = deps.encode(message, lane);
+      } catch (error) {
+        deps.logger.error({ err: error, sourceId: source.id, index, messageId: message.messageId }, 'a validated message could not be encoded');
+        return {
+          ok: false,
+          response: refuse({
+            status: 500,
+            code: 'internal_error',
+            error: `message ${index} passed validation but could not be encoded; nothing in this request was accepted`,
+          }),
+        };
+      }
+      records[index] = { key: Buffer.from(key, 'utf8'), value: encoded.value, topic: encoded.topic };
+      perType.set(message.type, (perType.get(message.type) ?? 0) + 1);
+    }
+    return { ok: true, source, units, lane, records, perType };
+  }
 
   return async function handleSegmentCall(call: SegmentCall): Promise<SegmentResponse> {
     const receivedAt = now();
@@ -103,44 +158,15 @@ export function createSegmentHandler(deps: SegmentHandlerDeps): (call: SegmentCa
 
     const decoded = await decodeBody(call.body ?? EMPTY, encoding);
     if (isApiError(decoded)) return refuse(decoded);
-    const parsed = parseJsonBody(decoded);
-    if (!parsed.ok) return refuse(parsed.error);
-
-    if (source === undefined) {
-      const writeKey = writeKeyFromBody(parsed.value);
-      if (writeKey === undefined) return refuse(missingCredentials());
-      const auth = authenticate(writeKey, deps.sourceByWriteKey);
-      if (!auth.ok) return refuse(auth.error);
-      source = auth.source;
-    }
-
-    const prepared = prepareCall(parsed.value, call.kind, { sourceId: source.id, receivedAt, newMessageId });
-    if (!prepared.ok) return refuse(prepared.error);
-
-    const { messages } = prepared;
-    const units = shareUnits(messages.length, decoded.length, deps.destinationCount?.(source.id) ?? 1);
-    const lane = deps.laneFor?.(source.id, units, receivedAt) ?? 'main';
-    const records: ProduceRecord[] = new Array(messages.length);
-    const perType = new Map<string, number>();
-    for (let index = 0; index < messages.length; index++) {
-      const { message, key } = messages[index]!;
-      let encoded: { topic: string; value: Buffer };
-      try {
-        encoded = deps.encode(message, lane);
-      } catch (error) {
-        deps.logger.error({ err: error, sourceId: source.id, index, messageId: message.messageId }, 'a validated message could not be encoded');
-        return refuse({
-          status: 500,
-          code: 'internal_error',
-          error: `message ${index} passed validation but could not be encoded; nothing in this request was accepted`,
-        });
-      }
-      records[index] = { key: Buffer.from(key, 'utf8'), value: encoded.value, topic: encoded.topic };
-      perType.set(message.type, (perType.get(message.type) ?? 0) + 1);
-    }
+    // The CPU-heavy part, in its source's turn (fair-turns.ts); a write key in the body is
+    // only known once parsed, so those requests share one turn.
+    const encoded = await inTurn(source?.id ?? WRITE_KEY_IN_BODY, () => encodeCall(call.kind, decoded, source, receivedAt));
+    if (!encoded.ok) return encoded.response;
+    const { units, lane, records, perType } = encoded;
+    source = encoded.source;
 
     try {
-      await deps.submit(records);
+      await deps.submit(records, source.id);
     } catch (error) {
       // Per request only at debug: a failed transaction is logged once by the batcher's
       // observer, and 503s are counted in tributary_ingest_requests_total.
@@ -154,8 +180,8 @@ export function createSegmentHandler(deps: SegmentHandlerDeps): (call: SegmentCa
       return refuse(unavailable('Kafka did not accept the messages; retry the request'));
     }
 
-    deps.metrics.batchSize.observe(messages.length);
-    if (lane === 'overflow') deps.metrics.overflowMessages.inc(messages.length);
+    deps.metrics.batchSize.observe(records.length);
+    if (lane === 'overflow') deps.metrics.overflowMessages.inc(records.length);
     for (const [type, count] of perType) deps.metrics.messages.inc({ type }, count);
     return SUCCESS;
   };

@@ -8,8 +8,12 @@ export const ingestEnv = {
   INGEST_PRODUCE_TIMEOUT: envTypes.duration('10s'),
   /** Records per Kafka transaction; requests queued beyond it wait for the next one. */
   INGEST_MAX_TRANSACTION_RECORDS: envTypes.positiveInt(5000),
-  /** Bytes of encoded records per Kafka transaction (4 MB). */
-  INGEST_MAX_TRANSACTION_BYTES: envTypes.positiveInt(4_000_000),
+  /**
+   * Bytes of encoded records per Kafka transaction (1 MB). A request waits for the transaction
+   * in flight and then rides in the next one: at 4 MB, under a flood of large batches, that was
+   * two ~160 ms transactions for another source's one-event request; small events never fill one.
+   */
+  INGEST_MAX_TRANSACTION_BYTES: envTypes.positiveInt(1_000_000),
   /** Bytes of records waiting for Kafka or in a transaction; beyond it requests get 503 at once. */
   INGEST_MAX_BYTES_IN_FLIGHT: envTypes.positiveInt(32 * 1024 * 1024),
   /**
