@@ -288,4 +288,27 @@ describe('ProduceBatcher bytes in flight', () => {
     release();
     await third;
   });
+
+  it('refuses the party that filled the bound, not one holding little of it, up to a quarter past it', async () => {
+    const batcher = new ProduceBatcher({ send: () => new Promise<void>(() => undefined), maxRecords: 100, maxBytes: 1_000_000, timeoutMs: 10_000, maxPendingBytes: 800 });
+    const record = (bytes: number) => ({ key: Buffer.from('k'), value: Buffer.alloc(bytes - 1) });
+    for (let index = 0; index < 8; index++) void batcher.submit([record(100)], 'flood');
+    expect(batcher.pendingBytes).toBe(800);
+    expect(batcher.isFull('flood')).toBe(true);
+    expect(batcher.isFull()).toBe(true);
+    expect(batcher.isFull('quiet')).toBe(false);
+    await expect(batcher.submit([record(50)], 'flood')).rejects.toBeInstanceOf(BatcherFullError);
+    // An eighth of the bound is 100 bytes: the quiet party gets in while it holds less.
+    void batcher.submit([record(60)], 'quiet');
+    void batcher.submit([record(30)], 'quiet');
+    expect(batcher.isFull('quiet')).toBe(false);
+    void batcher.submit([record(30)], 'quiet');
+    expect(batcher.isFull('quiet')).toBe(true);
+    await expect(batcher.submit([record(10)], 'quiet')).rejects.toBeInstanceOf(BatcherFullError);
+    // Other light parties too, but never past a quarter more than the bound in all (1,000 bytes).
+    void batcher.submit([record(80)], 'third');
+    expect(batcher.pendingBytes).toBe(1_000);
+    await expect(batcher.submit([record(10)], 'fourth')).rejects.toBeInstanceOf(BatcherFullError);
+    expect(batcher.isFull('fourth')).toBe(true);
+  });
 });

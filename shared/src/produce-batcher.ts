@@ -18,7 +18,10 @@
  *
  * Bytes waiting or in flight are bounded (`maxPendingBytes`): beyond it a request is
  * refused at once (BatcherFullError → 503 with Retry-After) instead of queueing without end
- * while Kafka is slow or away.
+ * while Kafka is slow or away. Past the bound a party holding less than an eighth of it
+ * still gets in, up to a quarter more in all (`PARTY_HEADROOM`): a party whose backlog filled
+ * the bound is refused, not every party behind it. With Kafka away, the bound and its
+ * headroom fill and everyone is refused, as they must be.
  *
  * A request waits at most `timeoutMs`. Queued, it is withdrawn and nothing of it is
  * written; already inside a transaction, its caller is answered with the timeout but the
@@ -105,6 +108,11 @@ function sizeOf(records: ProduceRecord[]): number {
   return bytes;
 }
 
+/** A party holding less than this share of the bound may submit past it … */
+const LIGHT_PARTY_SHARE = 1 / 8;
+/** … up to this many times the bound in all. */
+const PARTY_HEADROOM = 1.25;
+
 export class ProduceBatcher {
   /** Waiting requests by party, parties in the order they are served next (a Map keeps insertion order). */
   private readonly queues = new Map<string, Waiting[]>();
@@ -113,6 +121,7 @@ export class ProduceBatcher {
   private closed = false;
   private drained: (() => void) | undefined;
   private pendingBytesCount = 0;
+  private readonly pendingByParty = new Map<string, number>();
 
   constructor(private readonly options: ProduceBatcherOptions) {}
 
@@ -121,9 +130,16 @@ export class ProduceBatcher {
     return this.pendingBytesCount;
   }
 
-  /** Whether a request would be refused for lack of room now. */
-  isFull(): boolean {
-    return this.pendingBytesCount >= this.options.maxPendingBytes;
+  /** Whether a request of `party` (unset: of a party holding everything waiting) would be refused for lack of room now. */
+  isFull(party?: string): boolean {
+    const { maxPendingBytes } = this.options;
+    if (this.pendingBytesCount < maxPendingBytes) return false;
+    return !(this.isLight(party) && this.pendingBytesCount < maxPendingBytes * PARTY_HEADROOM);
+  }
+
+  /** A party holding little of what is waiting, which may go past the bound into the headroom. */
+  private isLight(party: string | undefined): boolean {
+    return party !== undefined && (this.pendingByParty.get(party) ?? 0) < this.options.maxPendingBytes * LIGHT_PARTY_SHARE;
   }
 
   /** Requests waiting for a transaction, not counting those in the one in flight. */
@@ -139,11 +155,15 @@ export class ProduceBatcher {
     if (this.closed) return Promise.reject(new BatcherClosedError());
     if (records.length === 0) return Promise.resolve();
     const bytes = sizeOf(records);
-    // One request alone may exceed the bound (it is capped elsewhere); otherwise the bound holds.
-    if (this.pendingBytesCount > 0 && this.pendingBytesCount + bytes > this.options.maxPendingBytes) {
-      return Promise.reject(new BatcherFullError(this.options.maxPendingBytes));
+    // One request alone may exceed the bound (it is capped elsewhere); otherwise the bound holds,
+    // or for a light party the headroom.
+    const { maxPendingBytes } = this.options;
+    const fitsWithin = (limit: number) => this.pendingBytesCount === 0 || this.pendingBytesCount + bytes <= limit;
+    if (!fitsWithin(maxPendingBytes) && !(this.isLight(party) && fitsWithin(maxPendingBytes * PARTY_HEADROOM))) {
+      return Promise.reject(new BatcherFullError(maxPendingBytes));
     }
     this.pendingBytesCount += bytes;
+    this.pendingByParty.set(party, (this.pendingByParty.get(party) ?? 0) + bytes);
     return new Promise<void>((resolve, reject) => {
       const waiting: Waiting = {
         party,
@@ -250,6 +270,9 @@ export class ProduceBatcher {
     if (waiting.settled) return;
     waiting.settled = true;
     this.pendingBytesCount -= waiting.bytes;
+    const held = (this.pendingByParty.get(waiting.party) ?? 0) - waiting.bytes;
+    if (held > 0) this.pendingByParty.set(waiting.party, held);
+    else this.pendingByParty.delete(waiting.party);
     clearTimeout(waiting.timer);
     if (error) waiting.reject(error);
     else waiting.resolve();

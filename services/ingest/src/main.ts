@@ -84,7 +84,7 @@ await runService({
       submit: (records, sourceId) => batcher.submit(records, sourceId),
       inTurn: (sourceKey, work) => turns.run(sourceKey, work),
       isReady: () => readiness.isReady(),
-      isOverloaded: () => batcher.isFull(),
+      isOverloaded: (sourceId) => batcher.isFull(sourceId),
       logger,
       metrics: ingestMetrics,
     });

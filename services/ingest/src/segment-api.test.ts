@@ -38,6 +38,8 @@ let submitted: ProduceRecord[][];
 let submit: (records: ProduceRecord[]) => Promise<void>;
 let ready: boolean;
 let overloaded: boolean;
+/** The sources the handler asked about room for. */
+let overloadAskedFor: Array<string | undefined>;
 
 let lanes: SourceLanes;
 /** The source's enabled destinations, as the config would give them. */
@@ -49,6 +51,7 @@ beforeEach(async () => {
   destinations = 1;
   ready = true;
   overloaded = false;
+  overloadAskedFor = [];
   submit = async (records) => void submitted.push(records);
   const logger = createLogger({ service: 'ingest-test', level: 'silent' });
   metrics = createMetrics('ingest-test');
@@ -58,7 +61,7 @@ beforeEach(async () => {
     encode: (message, lane) => ({ topic: `ingest-${lane}`, value: Buffer.from(JSON.stringify(message)) }),
     submit: (records) => submit(records),
     isReady: () => ready,
-    isOverloaded: () => overloaded,
+    isOverloaded: (sourceId) => (overloadAskedFor.push(sourceId), overloaded),
     logger,
     metrics: createIngestMetrics(metrics.registry),
     laneFor: (sourceId, units, now) => lanes.laneFor(sourceId, units, now),
@@ -352,11 +355,13 @@ describe('refused calls: nothing is submitted', () => {
 describe('Kafka trouble', () => {
   it('503 at once, with Retry-After, while the bytes waiting for Kafka are at their bound — before reading the body', async () => {
     overloaded = true;
-    const response = await app.inject({ method: 'POST', url: '/v1/track', headers: { authorization: basic('wk_web'), 'content-type': 'application/json' }, payload: '{"userId":"u","event":"e"}' });
+    const response = await app.inject({ method: 'POST', url: '/v1/track', headers: json, payload: '{"userId":"u","event":"e"}' });
     expect(response.statusCode).toBe(503);
     expect(response.headers['retry-after']).toBe('1');
     expect(response.json()).toMatchObject({ success: false, code: 'unavailable', error: expect.stringContaining('waiting for Kafka') as unknown as string });
     expect(submitted).toEqual([]);
+    // Asked for the request's own source: one holding little of the bound may still get in.
+    expect(overloadAskedFor).toEqual(['web']);
   });
 
   it('503 with Retry-After when the transaction fails', async () => {

@@ -56,8 +56,12 @@ export interface SegmentHandlerDeps {
   submit(records: ProduceRecord[], sourceId: string): Promise<void>;
   /** False until the configuration is loaded and the producer connected, and again while stopping. */
   isReady(): boolean;
-  /** True while the bytes waiting for Kafka are at their bound: requests are refused before any work. */
-  isOverloaded(): boolean;
+  /**
+   * True while the bytes waiting for Kafka are at their bound for a request of this source
+   * (unset: a source not known before its body is parsed): requests are refused before any
+   * work. A source holding little of them may go a little past it (produce-batcher.ts).
+   */
+  isOverloaded(sourceId?: string): boolean;
   logger: Logger;
   metrics: Pick<IngestMetrics, 'messages' | 'batchSize' | 'overflowMessages'>;
   now?: () => number;
@@ -140,7 +144,6 @@ export function createSegmentHandler(deps: SegmentHandlerDeps): (call: SegmentCa
   return async function handleSegmentCall(call: SegmentCall): Promise<SegmentResponse> {
     const receivedAt = now();
     if (!deps.isReady()) return refuse(unavailable('the service is not ready (loading configuration or connecting to Kafka); retry shortly'));
-    if (deps.isOverloaded()) return refuse(overloaded());
 
     const encoding = contentEncoding(call.contentEncoding);
     if (isApiError(encoding)) return refuse(encoding);
@@ -155,6 +158,7 @@ export function createSegmentHandler(deps: SegmentHandlerDeps): (call: SegmentCa
       if (!auth.ok) return refuse(auth.error);
       source = auth.source;
     }
+    if (deps.isOverloaded(source?.id)) return refuse(overloaded());
 
     const decoded = await decodeBody(call.body ?? EMPTY, encoding);
     if (isApiError(decoded)) return refuse(decoded);
