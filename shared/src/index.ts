@@ -27,6 +27,7 @@ export * from './limits.js';
 export * from './topic-scan.js';
 export * from './quarantine-store.js';
 export * from './produce-batcher.js';
+export * from './party-turns.js';
 export * from './routing/index.js';
 export * from './consumer-lag.js';
 export * from './admin/index.js';

@@ -29,6 +29,8 @@
  * messageId.
  */
 
+import { PartyTurns } from './party-turns.js';
+
 export interface ProduceRecord {
   key: Buffer;
   value: Buffer;
@@ -114,9 +116,8 @@ const LIGHT_PARTY_SHARE = 1 / 8;
 const PARTY_HEADROOM = 1.25;
 
 export class ProduceBatcher {
-  /** Waiting requests by party, parties in the order they are served next (a Map keeps insertion order). */
-  private readonly queues = new Map<string, Waiting[]>();
-  private queuedCount = 0;
+  /** Waiting requests, taken one party at a time. */
+  private readonly waiting = new PartyTurns<Waiting>();
   private inFlight: Promise<void> | undefined;
   private closed = false;
   private drained: (() => void) | undefined;
@@ -144,7 +145,7 @@ export class ProduceBatcher {
 
   /** Requests waiting for a transaction, not counting those in the one in flight. */
   get queued(): number {
-    return this.queuedCount;
+    return this.waiting.size;
   }
 
   /**
@@ -174,10 +175,7 @@ export class ProduceBatcher {
         resolve,
         reject,
       };
-      const queue = this.queues.get(party);
-      if (queue) queue.push(waiting);
-      else this.queues.set(party, [waiting]);
-      this.queuedCount++;
+      this.waiting.push(party, waiting);
       this.pump();
     });
   }
@@ -185,13 +183,13 @@ export class ProduceBatcher {
   /** Refuses new requests and resolves once every accepted one has its outcome. */
   close(): Promise<void> {
     this.closed = true;
-    if (!this.inFlight && this.queuedCount === 0) return Promise.resolve();
+    if (!this.inFlight && this.waiting.size === 0) return Promise.resolve();
     return new Promise((resolve) => (this.drained = resolve));
   }
 
   private pump(): void {
     if (this.inFlight) return;
-    if (this.queuedCount === 0) {
+    if (this.waiting.size === 0) {
       this.drained?.();
       return;
     }
@@ -207,17 +205,10 @@ export class ProduceBatcher {
     const group: Waiting[] = [];
     let records = 0;
     let bytes = 0;
-    for (;;) {
-      const first = this.queues.entries().next();
-      if (first.done) break;
-      const [party, queue] = first.value;
-      const next = queue[0]!;
+    for (let next = this.waiting.peek(); next !== undefined; next = this.waiting.peek()) {
       const fits = records + next.records.length <= maxRecords && bytes + next.bytes <= maxBytes;
       if (group.length > 0 && !fits) break;
-      queue.shift();
-      this.queues.delete(party);
-      if (queue.length > 0) this.queues.set(party, queue);
-      this.queuedCount--;
+      this.waiting.take();
       group.push(next);
       records += next.records.length;
       bytes += next.bytes;
@@ -255,15 +246,9 @@ export class ProduceBatcher {
   }
 
   private expire(waiting: Waiting): void {
-    const queue = this.queues.get(waiting.party);
-    const index = queue ? queue.indexOf(waiting) : -1;
-    if (queue && index >= 0) {
-      queue.splice(index, 1);
-      this.queuedCount--;
-      if (queue.length === 0) this.queues.delete(waiting.party);
-    }
+    this.waiting.remove(waiting.party, waiting);
     this.settle(waiting, new ProduceTimeoutError(this.options.timeoutMs));
-    if (this.closed && !this.inFlight && this.queuedCount === 0) this.drained?.();
+    if (this.closed && !this.inFlight && this.waiting.size === 0) this.drained?.();
   }
 
   private settle(waiting: Waiting, error?: Error): void {

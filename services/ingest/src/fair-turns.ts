@@ -19,6 +19,8 @@
  *
  * Pure apart from the scheduler and clock it is given.
  */
+import { PartyTurns } from '@tributary/shared';
+
 export interface FairTurnsOptions {
   /** Work done per loop turn before letting I/O in again (at least one request is always done). */
   budgetMs: number;
@@ -27,10 +29,8 @@ export interface FairTurnsOptions {
 }
 
 export class FairTurns {
-  /** Keys in the order they are served; a Map keeps insertion order, and a served key is re-inserted at the end. */
-  private readonly queues = new Map<string, Array<() => void>>();
+  private readonly jobs = new PartyTurns<() => void>();
   private scheduled = false;
-  private waitingCount = 0;
   private readonly schedule: (run: () => void) => void;
   private readonly now: () => number;
 
@@ -49,10 +49,7 @@ export class FairTurns {
           reject(error as Error);
         }
       };
-      const queue = this.queues.get(key);
-      if (queue) queue.push(job);
-      else this.queues.set(key, [job]);
-      this.waitingCount++;
+      this.jobs.push(key, job);
       if (!this.scheduled) {
         this.scheduled = true;
         this.schedule(() => this.work());
@@ -62,22 +59,15 @@ export class FairTurns {
 
   /** Requests waiting for their turn. */
   get waiting(): number {
-    return this.waitingCount;
+    return this.jobs.size;
   }
 
   private work(): void {
     this.scheduled = false;
     const started = this.now();
-    for (;;) {
-      const next = this.queues.entries().next();
-      if (next.done) return;
-      const [key, queue] = next.value;
-      const job = queue.shift()!;
-      this.queues.delete(key);
-      if (queue.length > 0) this.queues.set(key, queue);
-      this.waitingCount--;
+    for (let job = this.jobs.take(); job !== undefined; job = this.jobs.take()) {
       job();
-      if (this.queues.size > 0 && this.now() - started >= this.options.budgetMs) {
+      if (this.jobs.size > 0 && this.now() - started >= this.options.budgetMs) {
         this.scheduled = true;
         this.schedule(() => this.work());
         return;
