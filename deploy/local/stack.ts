@@ -35,6 +35,12 @@ export interface RunningStack extends StackEndpoints {
    * `kill`) and start it again on the same data. Undefined on a reused stack.
    */
   broker?: { stop(options?: { kill?: boolean }): Promise<void>; start(): Promise<void> };
+  /**
+   * For fault injection, on a stack started here: freeze the registry (SIGSTOP) — it keeps its
+   * port and takes connections but answers nothing, as a wedged registry or a network that
+   * drops packets would — and let it go on (SIGCONT). Undefined on a reused stack.
+   */
+  registry?: { freeze(): void; thaw(): void };
 }
 
 /** Where a stack listens; the default is the one `npm start` and the tests share. */
@@ -405,5 +411,16 @@ export async function ensureLocalStack(opts: LocalStackOptions): Promise<Running
       await waitReady(entry.proc, `Kafka ${installed.kafka.version} (restarted)`, () => kafkaAnswers(endpoints.brokers));
     },
   };
-  return { ...endpoints, startedHere: true, stop, broker };
+  const registryProcess = () => processes.find(({ proc }) => proc.name === 'registry')!.proc;
+  const registryFaults = {
+    freeze(): void {
+      signalGroup(registryProcess().pid, 'SIGSTOP');
+      log('registry frozen (fault injection)');
+    },
+    thaw(): void {
+      signalGroup(registryProcess().pid, 'SIGCONT');
+      log('registry thawed (fault injection)');
+    },
+  };
+  return { ...endpoints, startedHere: true, stop, broker, registry: registryFaults };
 }

@@ -61,6 +61,25 @@ export interface AvroCodecOptions {
   registryUrl: string;
   logger: Logger;
   compatibility?: Compatibility;
+  /** Each registry request's bound; default REGISTRY_REQUEST_TIMEOUT_MS. */
+  requestTimeoutMs?: number;
+}
+
+/**
+ * How long one request to the registry may take. Neither the registry client nor fetch has a
+ * bound of its own (the client none, fetch five minutes): a registry that accepts connections
+ * and never answers — stopped, wedged, or behind a network that drops packets — held a service
+ * starting meanwhile silently at its first look-up, and would hold a partition whose record
+ * names a schema id not yet seen. Bounded, the look-up fails, is logged and tried again
+ * (`untilSuccess` at start-up; a decode failing for want of the registry is retried).
+ */
+export const REGISTRY_REQUEST_TIMEOUT_MS = 10_000;
+
+type RegistryMiddleware = NonNullable<ConstructorParameters<typeof SchemaRegistry>[0]['middlewares']>[number];
+
+/** A registry client middleware that gives every request a timeout. */
+function requestTimeout(timeoutMs: number): RegistryMiddleware {
+  return () => ({ prepareRequest: (next) => next().then((request) => request.enhance({ timeout: timeoutMs })) });
 }
 
 export function subjectFor(topic: string): string {
@@ -75,10 +94,16 @@ export class AvroCodec {
   private readonly writerFetches = new Map<number, Promise<avro.Type>>();
 
   readonly registryUrl: string;
+  private readonly requestTimeoutMs: number;
 
   constructor(private readonly options: AvroCodecOptions) {
     this.registryUrl = options.registryUrl.replace(/\/$/, '');
-    this.registry = new SchemaRegistry({ host: this.registryUrl, retry: { retries: 5, initialRetryTimeInSecs: 0.2, maxRetryTimeInSecs: 2 } });
+    this.requestTimeoutMs = options.requestTimeoutMs ?? REGISTRY_REQUEST_TIMEOUT_MS;
+    this.registry = new SchemaRegistry({
+      host: this.registryUrl,
+      retry: { retries: 5, initialRetryTimeInSecs: 0.2, maxRetryTimeInSecs: 2 },
+      middlewares: [requestTimeout(this.requestTimeoutMs)],
+    });
   }
 
   /**
@@ -119,6 +144,7 @@ export class AvroCodec {
         method: 'PUT',
         headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' },
         body: JSON.stringify({ compatibility: level }),
+        signal: AbortSignal.timeout(this.requestTimeoutMs),
       });
       if (response.ok) return;
       const detail = await response.text();

@@ -1,13 +1,14 @@
 /**
  * Fault injection against the whole pipeline on a private broker and registry: what happens
- * when processes die, the broker goes away, records no one can read appear on every topic,
- * and a client attacks ingest. Each test states what was accepted, lost (must be 0) and
+ * when processes die, the broker goes away, the registry stops answering, records no one can
+ * read appear on every topic, and a client attacks ingest. Each test states what was accepted, lost (must be 0) and
  * duplicated, and the suite prints the figures.
  *
  * The broker outage lasts FAULT_OUTAGE_SECONDS (45 s here; the closing note's run used 180).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gzipSync } from 'node:zlib';
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { topicNames, type Delivery } from '@tributary/schemas';
 import { AvroCodec, createKafka, createLogger, createProducer, ladderTiers, type RetryLadder } from '@tributary/shared';
@@ -17,6 +18,9 @@ import { account, ADMIN_TOKEN, adminClient, CountingReceiver, drain, Load, SERVI
 
 const OUTAGE_SECONDS = Number(process.env.FAULT_OUTAGE_SECONDS ?? 45);
 const RATE = 400;
+/** How long the registry is frozen (SIGSTOP) in its test. */
+const FREEZE_SECONDS = 20;
+const FREEZE_KILL_AFTER_SECONDS = 6;
 /** One-event requests a second beside the batches in the outage test. */
 const SINGLE_RATE = 20;
 const ladder: RetryLadder = { delaysMs: [1_000, 5_000], windowMs: 600_000 };
@@ -141,6 +145,51 @@ describe('faults', () => {
     expect(result.lost, `lost, e.g. ${result.lostSample.join(', ')}`).toBe(0);
     expect(singleResult.accepted).toBeGreaterThan(SINGLE_RATE * 10);
     expect(singleResult.lost, `one-event requests lost, e.g. ${singleResult.lostSample.join(', ')}`).toBe(0);
+  });
+
+  it(`a registry frozen for ${FREEZE_SECONDS} s under load, the router killed inside it: ingest keeps accepting, delivery goes on until the kill, nothing is lost`, { timeout: 300_000 }, async () => {
+    const load = new Load(ingestUrl, WRITE_KEY, 'freeze');
+    load.start(RATE);
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    const frozenAt = Date.now();
+    const atFreeze = account(load, receiver);
+    stack.registry!.freeze();
+    let killedAt: number;
+    let atKill: ReturnType<typeof account>;
+    let acceptedDuring: number;
+    try {
+      // Every schema the running services use is cached: the registry is not asked per record.
+      await new Promise((resolve) => setTimeout(resolve, FREEZE_KILL_AFTER_SECONDS * 1_000));
+      atKill = account(load, receiver);
+      killedAt = Date.now();
+      // A service started meanwhile cannot register its schemas: it must wait, saying so, not exit.
+      await supervisor.kill('router');
+      await new Promise((resolve) => setTimeout(resolve, (FREEZE_SECONDS - FREEZE_KILL_AFTER_SECONDS) * 1_000));
+      acceptedDuring = load.accepted.size - atFreeze.accepted;
+    } finally {
+      stack.registry!.thaw();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    await load.stop();
+    const stoppedAt = Date.now();
+    const result = await drain(load, receiver, 120_000);
+    const drainedAfter = (Date.now() - stoppedAt) / 1000;
+    // The restarted router's look-ups time out and it says what it is waiting for.
+    const waited = readFileSync(supervisor.service('router').logFile, 'utf8').includes('registering schemas failed; trying again');
+    const deliveredInFreeze = atKill.delivered - atFreeze.delivered;
+    // The kill's own exit, and nothing else.
+    const exits = supervisor.exitsSince(frozenAt).filter((exit) => !(exit.name === 'router' && exit.at >= killedAt && exit.at < killedAt + 5_000));
+    say(
+      `registry frozen ${FREEZE_SECONDS} s under ${RATE}/s, the router killed ${FREEZE_KILL_AFTER_SECONDS} s in: ` +
+        `${acceptedDuring} accepted during the freeze, ${deliveredInFreeze} delivered in it before the kill; ` +
+        `${result.accepted} accepted in all, ${result.lost} lost, ${result.duplicated} duplicated, all delivered ${drainedAfter.toFixed(1)} s after the load stopped (5 s after the thaw); ` +
+        `${exits.length} service exits besides the kill; the restarted router logged its wait: ${waited}`,
+    );
+    expect(exits, 'no service exited but the one killed').toEqual([]);
+    expect(acceptedDuring, 'ingest accepted while the registry was frozen').toBeGreaterThan(RATE * FREEZE_SECONDS * 0.5);
+    expect(deliveredInFreeze, 'delivery went on in the freeze until the kill').toBeGreaterThan(RATE * FREEZE_KILL_AFTER_SECONDS * 0.5);
+    expect(result.lost, `lost, e.g. ${result.lostSample.join(', ')}`).toBe(0);
+    expect(waited, 'the restarted router logged that it waits for the registry').toBe(true);
   });
 
   it('poison records on the ingest, deliveries, retry-lane and tier topics are quarantined and valid messages keep flowing', { timeout: 120_000 }, async () => {
