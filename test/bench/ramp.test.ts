@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RAMP, judgeStep, nextRampAction, roundRate, type StepVerdict, type StepWindow } from './ramp.js';
+import { DEFAULT_RAMP, judgeStep, lagFloorGrowth, nextRampAction, roundRate, type LagSample, type StepVerdict, type StepWindow } from './ramp.js';
 
 /** A window in which the pipeline kept up exactly with `rate` for 6 s. */
 function keptUp(rate: number, overrides: Partial<StepWindow> = {}): StepWindow {
@@ -14,8 +14,10 @@ function keptUp(rate: number, overrides: Partial<StepWindow> = {}): StepWindow {
     delivered: events,
     backlogStart: 300,
     backlogEnd: 300,
-    kafkaLagStart: 100,
-    kafkaLagEnd: 100,
+    kafkaLagSamples: [
+      { at: 0, lag: 100 },
+      { at: 6_000, lag: 100 },
+    ],
     ...overrides,
   };
 }
@@ -48,8 +50,33 @@ describe('judgeStep', () => {
   });
 
   it('fails a step on Kafka consumer lag growth', () => {
-    const verdict = judgeStep(keptUp(4000, { kafkaLagEnd: 100 + 5000 }), 0.05);
+    const verdict = judgeStep(keptUp(4000, { kafkaLagSamples: [{ at: 0, lag: 100 }, { at: 6_000, lag: 100 + 5000 }] }), 0.05);
     expect(verdict.reasons).toEqual(['Kafka consumer lag grew by 5000 records']);
+  });
+
+  it('does not take the readings between commits for growth: a consumer that keeps up returns to its floor', () => {
+    // 1,000/s, read every 500 ms: offsets committed about once a second, readings anywhere up
+    // to a commit's worth above the floor. Two readings alone (100, then 820) said +720.
+    const lags = [100, 524, 857, 427, 106, 418, 624, 820, 106, 518, 130, 760, 820];
+    const samples = lags.map((lag, index) => ({ at: index * 500, lag }));
+    expect(lagFloorGrowth(samples)).toBeLessThan(100);
+    expect(judgeStep(keptUp(1000, { kafkaLagSamples: samples }), 0.05).sustained).toBe(true);
+  });
+
+  it('sees a floor that rises under the same noise', () => {
+    // Falling behind by 300 records a second: 1,800 over the 6 s, under readings that wander by 700.
+    const noise = [0, 424, 757, 327, 6, 318, 524, 720, 6, 418, 30, 660, 720];
+    const samples: LagSample[] = noise.map((extra, index) => ({ at: index * 500, lag: 100 + 150 * index + extra }));
+    const growth = lagFloorGrowth(samples);
+    expect(growth).toBeGreaterThan(1_500);
+    expect(growth).toBeLessThan(3_000);
+    expect(judgeStep(keptUp(1000, { kafkaLagSamples: samples }), 0.05).reasons).toEqual([`Kafka consumer lag grew by ${growth} records`]);
+  });
+
+  it('with fewer than four readings, takes the last minus the first', () => {
+    expect(lagFloorGrowth([])).toBe(0);
+    expect(lagFloorGrowth([{ at: 0, lag: 50 }])).toBe(0);
+    expect(lagFloorGrowth([{ at: 0, lag: 50 }, { at: 1_000, lag: 20 }, { at: 2_000, lag: 400 }])).toBe(350);
   });
 
   it('names every reason: delivered short, refused requests, a late generator', () => {

@@ -51,7 +51,7 @@ import type {
   ReceiverFinal,
   ReceiverReport,
 } from './protocol.js';
-import { judgeStep, nextRampAction, roundRate, type StepVerdict } from './ramp.js';
+import { judgeStep, nextRampAction, roundRate, type LagSample, type StepVerdict } from './ramp.js';
 import { int, ms, renderMarkdown } from './report.js';
 import type { BenchResult, KafkaLag, Limits, PhaseResult, ProcessUsage, RampStep } from './result.js';
 
@@ -173,6 +173,9 @@ async function kafkaLag(admin: Admin, topics: TopicNames, withIndexer: boolean):
 /** What the ramp counts as the pipeline's Kafka lag: every consumer the run started, the indexer's included. */
 const laggedRecords = (lag: KafkaLag) => lag.router + lag.dispatcher + lag.indexer;
 
+/** How often a ramp step's measured window reads the lag: a dozen readings in the default 6 s. */
+const LAG_SAMPLE_INTERVAL_MS = 500;
+
 // ---------------------------------------------------------------------------------------
 // Machine
 
@@ -271,6 +274,7 @@ async function main(options: BenchOptions): Promise<void> {
     processes.add('load generator', generator.process.pid);
     const runStartCpu = processes.snapshot();
     const runStartAt = Date.now();
+    const lagReading = async (): Promise<LagSample> => ({ at: Date.now(), lag: laggedRecords(await kafkaLag(admin, topics, withIndexer)) });
     /** Counters including everything the children have seen up to now. */
     const flushed = async (): Promise<Counters> => {
       const windows = Promise.all([receiver!.next('window', 10_000), generator!.next('window', 10_000)]);
@@ -357,10 +361,15 @@ async function main(options: BenchOptions): Promise<void> {
       await sleep((options.stepSeconds - options.measuredSeconds) * 1000);
       const start = await flushed();
       collector.windowLatency = new LatencyHistogram();
-      const lagStart = await kafkaLag(admin, topics, withIndexer);
-      await sleep(options.measuredSeconds * 1000);
+      // Read through the window, so the step is judged by the lag's floor (ramp.ts lagFloorGrowth).
+      const lagSamples: LagSample[] = [await lagReading()];
+      const windowEnds = Date.now() + options.measuredSeconds * 1000;
+      while (Date.now() < windowEnds) {
+        await sleep(Math.min(LAG_SAMPLE_INTERVAL_MS, windowEnds - Date.now()));
+        lagSamples.push(await lagReading());
+      }
       const end = await flushed();
-      const lagEnd = await kafkaLag(admin, topics, withIndexer);
+      const lagEnd = lagSamples[lagSamples.length - 1]!.lag;
       const stepLatency = collector.windowLatency;
       const verdict = judgeStep(
         {
@@ -373,15 +382,14 @@ async function main(options: BenchOptions): Promise<void> {
           delivered: end.delivered - start.delivered,
           backlogStart: start.accepted - start.delivered,
           backlogEnd: end.accepted - end.delivered,
-          kafkaLagStart: laggedRecords(lagStart),
-          kafkaLagEnd: laggedRecords(lagEnd),
+          kafkaLagSamples: lagSamples,
           latencyP99Ms: stepLatency.count > 0 ? stepLatency.percentile(99) : undefined,
         },
         options.ramp.tolerance,
         options.ramp.maxP99Ms,
       );
       verdicts.push(verdict);
-      rampSteps.push({ ...verdict, kafkaLagEnd: laggedRecords(lagEnd), backlogEnd: end.accepted - end.delivered });
+      rampSteps.push({ ...verdict, kafkaLagEnd: lagEnd, backlogEnd: end.accepted - end.delivered });
       say(
         `ramp ${int(rate)}/s: accepted ${int(verdict.acceptedRate)}/s, delivered ${int(verdict.deliveredRate)}/s, backlog +${int(verdict.backlogGrowth)}, ` +
           `Kafka lag +${int(verdict.kafkaLagGrowth)} → ${verdict.sustained ? 'sustained' : `not sustained (${verdict.reasons.join('; ')})`}`,
@@ -469,8 +477,7 @@ async function main(options: BenchOptions): Promise<void> {
           delivered: p.deliveredEvents,
           backlogStart: 0,
           backlogEnd: p.backlogAtEnd,
-          kafkaLagStart: 0,
-          kafkaLagEnd: 0,
+          kafkaLagSamples: [],
           latencyP99Ms: arrivals.count > 0 ? arrivals.percentile(99) : undefined,
         },
         options.ramp.tolerance,
