@@ -39,6 +39,7 @@ export const TRIBUTARY_METRICS: readonly MetricDefinition[] = [
   metric('tributary_router_routed_total', 'counter', ['destination'], ['router']),
   metric('tributary_router_parked_total', 'counter', ['destination', 'reason'], ['router']),
   metric('tributary_router_deferred_total', 'counter', ['destination'], ['router']),
+  metric('tributary_router_diverted_total', 'counter', ['source'], ['router']),
   metric('tributary_router_filtered_total', 'counter', ['reason'], ['router']),
   metric('tributary_router_duplicates_total', 'counter', [], ['router']),
   metric('tributary_router_invalid_total', 'counter', ['reason'], ['router']),

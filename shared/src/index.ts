@@ -28,6 +28,7 @@ export * from './topic-scan.js';
 export * from './quarantine-store.js';
 export * from './produce-batcher.js';
 export * from './party-turns.js';
+export * from './source-lanes.js';
 export * from './routing/index.js';
 export * from './consumer-lag.js';
 export * from './admin/index.js';

@@ -15,6 +15,7 @@ import {
   prepareInfrastructure,
   ProduceBatcher,
   runService,
+  SourceLanes,
   topicDefinitions,
 } from '@tributary/shared';
 import { adminEnv, mountAdmin } from './admin/index.js';
@@ -22,7 +23,6 @@ import { registerConsole } from './console.js';
 import { FairTurns } from './fair-turns.js';
 import { createIngestMetrics, transactionObserver } from './ingest-metrics.js';
 import { registerSegmentApi } from './segment-api.js';
-import { SourceLanes } from './source-lanes.js';
 import { ingestEnv } from './settings.js';
 
 await runService({

@@ -13,12 +13,12 @@ import {
   createReadiness,
   ProduceFailedError,
   ProduceTimeoutError,
+  SourceLanes,
   type HttpServer,
   type Metrics,
   type ProduceRecord,
 } from '@tributary/shared';
 import { createIngestMetrics } from './ingest-metrics.js';
-import { SourceLanes } from './source-lanes.js';
 import { registerSegmentApi } from './segment-api.js';
 import { MAX_REQUEST_BYTES } from '@tributary/shared/segment';
 

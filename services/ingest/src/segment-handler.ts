@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IngestMessage, Source } from '@tributary/schemas';
-import { BatcherClosedError, BatcherFullError, ProduceTimeoutError, type Logger, type ProduceRecord } from '@tributary/shared';
+import { BatcherClosedError, BatcherFullError, ProduceTimeoutError, shareUnits, type IngestLane, type Logger, type ProduceRecord } from '@tributary/shared';
 import {
   authenticate,
   credentialsFromHeader,
@@ -25,7 +25,6 @@ import {
 } from '@tributary/shared/segment';
 import type { IngestMetrics } from './ingest-metrics.js';
 import { checkContentType, contentEncoding, decodeBody } from './request-body.js';
-import { shareUnits, type IngestLane } from './source-lanes.js';
 
 export interface SegmentCall {
   kind: CallKind;
@@ -46,7 +45,7 @@ export interface SegmentHandlerDeps {
   sourceByWriteKey(writeKey: string): Source | undefined;
   /** Avro-encodes one record for the lane's ingest topic; throws if the value does not fit the schema. */
   encode(message: IngestMessage, lane: IngestLane): { topic: string; value: Buffer };
-  /** The lane of a request taking `units` of the source's share (source-lanes.ts); default main. */
+  /** The lane of a request taking `units` of the source's share (shared source-lanes.ts); default main. */
   laneFor?(sourceId: string, units: number, now: number): IngestLane;
   /** A main-lane request was not accepted after all: the source's share it took is given back. */
   giveBack?(sourceId: string, units: number): void;

@@ -107,6 +107,7 @@ await runService({
       ladder,
       dedupRecordKey: transactionalId,
       maxBatch: env.ROUTER_MAX_BATCH,
+      sourceRate: env.ROUTER_SOURCE_RATE,
       maxBatchBytes: env.ROUTER_MAX_BATCH_BYTES,
       sessionTimeoutMs: env.ROUTER_SESSION_TIMEOUT,
     });

@@ -11,6 +11,7 @@ export interface RouterMetrics {
   routed: Counter<'destination'>;
   parked: Counter<'destination' | 'reason'>;
   deferred: Counter<'destination'>;
+  diverted: Counter<'source'>;
   filtered: Counter<'reason'>;
   duplicates: Counter;
   invalid: Counter<'reason'>;
@@ -66,6 +67,12 @@ export function createRouterMetrics(registry: Registry, dedupEntries: () => numb
       name: 'tributary_router_deferred_total',
       help: 'New deliveries written straight onto a retry tier instead of to a dispatcher: the destination\'s circuit was open at every dispatcher for at least another second. No request, no attempt counted; the retry window starts.',
       labelNames: ['destination'],
+      registers,
+    }),
+    diverted: new Counter({
+      name: 'tributary_router_diverted_total',
+      help: 'Main ingest topic records moved to the overflow lane unrouted, by source: past its ROUTER_SOURCE_RATE share, by the records\' timestamps (a producer writing to the topic directly).',
+      labelNames: ['source'],
       registers,
     }),
     filtered,

@@ -44,6 +44,7 @@ import { BatchFailed, committedPositions, GroupCommit, quarantineMessage, sendIn
 import type { DedupStore } from './dedup-store.js';
 import { classifyDecodeError, InvalidMessage } from './message.js';
 import type { RouterMetrics } from './metrics.js';
+import { MainLaneShare } from './main-lane-share.js';
 import { placeDelivery, type DestinationHealthLookup, type RetryLaneReason } from './placement.js';
 import { routingWeight, type ConfigLookup, type DecodedRecord } from './route-chunk.js';
 import { planTransaction, recordCount, type PartitionChunk } from './transaction-plan.js';
@@ -82,6 +83,8 @@ export interface PipelineOptions {
   /** Key of this instance's dedup records (its transactional id): any key would do, the topic is read whole. */
   dedupRecordKey: string;
   maxBatch: number;
+  /** Each source's share of the main lane, in units a second by record timestamps (ROUTER_SOURCE_RATE; 0: none). */
+  sourceRate: number;
   /** Estimated bytes a transaction writes (`routingWeight`); a record larger alone still goes. */
   maxBatchBytes: number;
   sessionTimeoutMs: number;
@@ -100,14 +103,20 @@ export class RouterPipeline {
   private readonly heartbeatFailed = new Set<string>();
   private readonly groupOf: ReadonlyMap<string, string>;
   private readonly mainTopic: string | undefined;
+  private readonly share: MainLaneShare;
 
   constructor(private readonly options: PipelineOptions) {
     const mainTopic = options.lanes[0]?.topic;
     this.mainTopic = mainTopic;
+    // With one lane there is nowhere to move a record to.
+    this.share = new MainLaneShare(options.lanes.length > 1 ? options.sourceRate : 0, options.config);
     this.groupOf = new Map(options.lanes.map(({ topic, groupId }) => [topic, groupId]));
     this.groupCommit = new GroupCommit<PartitionChunk>({
       maxRecords: options.maxBatch,
-      records: (chunk) => chunk.records.length,
+      // Records moved to the overflow lane are a copy each, not a routing: they count by their
+      // bytes only, so a backfill is moved past in a few large transactions instead of one per
+      // ROUTER_MAX_BATCH records (each a round of transaction requests the others' records behind it wait for).
+      records: (chunk) => routedRecords(chunk.records),
       maxBytes: options.maxBatchBytes,
       bytes: (chunk) => chunk.bytes,
       priority: (chunk) => (chunk.topic === mainTopic ? 1 : 0),
@@ -185,7 +194,8 @@ export class RouterPipeline {
     // wait, stay short while a burst is routed. Measured at 4,000 events/s offered on two
     // cores, transactions of the main lane plus a full overflow chunk took 0.85 s, and the
     // main lane's records waited that long.
-    const behind = topic !== this.mainTopic && Number(batch.offsetLag()) > this.options.maxBatch;
+    const main = topic === this.mainTopic;
+    const behind = !main && Number(batch.offsetLag()) > this.options.maxBatch;
     const divisor = behind ? BEHIND_CHUNK_DIVISOR : 1;
     const maxBatch = Math.max(1, Math.floor(this.options.maxBatch / divisor));
     const maxBytes = Math.max(1, Math.floor(this.options.maxBatchBytes / divisor));
@@ -197,8 +207,12 @@ export class RouterPipeline {
       await this.retriable(topic, partition, async () => {
         const records: DecodedRecord[] = [];
         let bytes = 0;
-        while (end < messages.length && records.length < maxBatch && bytes < maxBytes) {
+        let routed = 0;
+        while (end < messages.length && routed < maxBatch && bytes < maxBytes) {
           const record = await this.decode(messages[end]!);
+          // A source past its share of the main lane (a producer writing to it directly) is moved on, not routed here.
+          if (main && 'message' in record && this.share.diverts(record, Date.now())) record.diverted = true;
+          else routed++;
           records.push(record);
           bytes += routingWeight(record, this.options.config);
           end++;
@@ -248,6 +262,10 @@ export class RouterPipeline {
 
     const topicMessages: TopicMessages[] = [];
     if (quarantined.length > 0) topicMessages.push({ topic: topics.quarantine, messages: quarantined });
+    // Copied as read; routed from the overflow lane, with its dedup, after the main lane.
+    if (plan.diverted.length > 0) {
+      topicMessages.push({ topic: topics.ingestOverflow, messages: plan.diverted.map(({ raw }) => ({ key: raw.key, value: raw.value, timestamp: raw.timestamp })) });
+    }
     // A destination whose circuit is open (or probing) at every dispatcher would only be deferred there —
     // after the dispatcher read it in line with everyone else's first attempts, which a
     // burst to a failing destination held back by seconds. One whose attempts hang, or that is
@@ -318,6 +336,9 @@ export class RouterPipeline {
     claims.commit();
     for (const { destination, reason, count } of parked.values()) metrics.parked.inc({ destination, reason }, count);
     for (const [destination, count] of deferred) metrics.deferred.inc({ destination }, count);
+    const divertedBySource = new Map<string, number>();
+    for (const { sourceId } of plan.diverted) divertedBySource.set(sourceId, (divertedBySource.get(sourceId) ?? 0) + 1);
+    for (const [source, count] of divertedBySource) metrics.diverted.inc({ source }, count);
     for (const [index, outcome] of plan.outcomes.entries()) {
       metrics.recordCommitted(outcome);
       for (const { error } of outcome.invalid) metrics.quarantined.inc({ topic: chunks[index]!.topic, reason: error.reason });
@@ -364,6 +385,12 @@ export class RouterPipeline {
       if (waiting.size === 0) this.rewindNeeded.delete(topic);
     }
   }
+}
+
+function routedRecords(records: readonly DecodedRecord[]): number {
+  let count = 0;
+  for (const record of records) if (!('message' in record && record.diverted)) count++;
+  return count;
 }
 
 function valueBytes(topicMessages: readonly TopicMessages[]): number {

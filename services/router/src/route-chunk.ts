@@ -18,7 +18,8 @@ export interface RawRecord {
   timestamp: string;
 }
 
-export type DecodedRecord = { offset: string; raw: RawRecord; message: IngestMessage } | { offset: string; raw: RawRecord; invalid: InvalidMessage };
+/** `diverted`: past its source's share of the main lane, copied to the overflow lane instead of routed (main-lane-share.ts). */
+export type DecodedRecord = { offset: string; raw: RawRecord; message: IngestMessage; diverted?: boolean } | { offset: string; raw: RawRecord; invalid: InvalidMessage };
 
 /**
  * Bytes of a rendered body: with its routing fields, the delivery record must fit the
@@ -53,7 +54,7 @@ export interface ChunkOutcome {
  */
 export function routingWeight(record: DecodedRecord, config: ConfigLookup): number {
   const bytes = record.raw.value?.length ?? 0;
-  if ('invalid' in record) return bytes;
+  if ('invalid' in record || record.diverted) return bytes;
   return bytes * Math.max(1, enabledDestinations(config.destinationsForSource(record.message.sourceId)));
 }
 

@@ -12,6 +12,13 @@ export const routerEnv = {
   DEDUP_MAX_ENTRIES: envTypes.positiveInt(2_000_000),
   /** Estimated bytes the dedup state may hold (keys and overhead; see dedup.ts): 200 MB. */
   DEDUP_MAX_BYTES: envTypes.positiveInt(200_000_000),
+  /**
+   * Units a second (ingest's: a delivery of up to 4 KiB) each source may have routed from the
+   * main ingest topic, by the records' timestamps; past it, records are moved to the overflow
+   * lane first (main-lane-share.ts). Four times INGEST_SOURCE_RATE: it catches what a producer
+   * writes to the topic directly. 0 = never moved.
+   */
+  ROUTER_SOURCE_RATE: envTypes.nonNegativeInt(2000),
   /** Ingest records routed per Kafka transaction. */
   ROUTER_MAX_BATCH: envTypes.positiveInt(1000),
   /**

@@ -37,6 +37,15 @@ function chunk(partition: number, firstOffset: number, messages: Array<IngestMes
 const track = (messageId: string): IngestMessage => ({ ...FIXTURES.track, messageId });
 
 describe('planTransaction', () => {
+  it('routes none of the diverted records and lists them, as read, for the overflow lane; their offsets still commit', () => {
+    const plain = chunk(0, 10, [track('a'), track('b'), track('c')]);
+    const records = plain.records.map((record, index) => (index === 1 && 'message' in record ? { ...record, diverted: true, raw: { key: Buffer.from('k'), value: Buffer.from('v'), timestamp: '123' } } : record));
+    const plan = planTransaction([{ ...plain, records }], config, newState().claims(NOW));
+    expect(plan.deliveries.map((d) => d.messageId)).toEqual(['a', 'c']);
+    expect(plan.diverted).toEqual([{ raw: { key: Buffer.from('k'), value: Buffer.from('v'), timestamp: '123' }, sourceId: 'web' }]);
+    expect(plan.offsets).toEqual([{ topic: INGEST, partitions: [{ partition: 0, offset: '13' }] }]);
+  });
+
   it('routes every chunk, keeps one outcome per chunk in order, and lists all deliveries', () => {
     const chunks = [chunk(0, 10, [track('a'), track('b')]), chunk(3, 500, [new InvalidMessage('undecodable', 'garbage'), track('c')])];
     const plan = planTransaction(chunks, config, newState().claims(NOW));

@@ -9,7 +9,7 @@
  */
 import type { Delivery } from '@tributary/schemas';
 import type { DedupClaims } from './dedup.js';
-import { routeChunk, type ChunkOutcome, type ConfigLookup, type DecodedRecord } from './route-chunk.js';
+import { routeChunk, type ChunkOutcome, type ConfigLookup, type DecodedRecord, type RawRecord } from './route-chunk.js';
 
 /** Decoded ingest records of one partition, routed and committed together. */
 export interface PartitionChunk {
@@ -33,13 +33,23 @@ export interface TransactionPlan {
   /** One per chunk, in the chunks' order. */
   outcomes: ChunkOutcome[];
   deliveries: Delivery[];
+  /** Records moved to the overflow lane unrouted (`diverted`), as read, with their sources. */
+  diverted: Array<{ raw: RawRecord; sourceId: string }>;
   /** For `sendOffsets`: each partition once, at the highest next offset of its chunks. */
   offsets: TopicOffsets[];
 }
 
 export function planTransaction(chunks: readonly PartitionChunk[], config: ConfigLookup, claims: DedupClaims): TransactionPlan {
-  const outcomes = chunks.map((chunk) => routeChunk(chunk.records, config, claims));
-  return { outcomes, deliveries: outcomes.flatMap((outcome) => outcome.deliveries), offsets: consumedOffsets(chunks) };
+  const diverted: TransactionPlan['diverted'] = [];
+  const outcomes = chunks.map((chunk) => {
+    const routed: DecodedRecord[] = [];
+    for (const record of chunk.records) {
+      if ('message' in record && record.diverted) diverted.push({ raw: record.raw, sourceId: record.message.sourceId });
+      else routed.push(record);
+    }
+    return routeChunk(routed, config, claims);
+  });
+  return { outcomes, deliveries: outcomes.flatMap((outcome) => outcome.deliveries), diverted, offsets: consumedOffsets(chunks) };
 }
 
 export function consumedOffsets(chunks: readonly PartitionChunk[]): TopicOffsets[] {

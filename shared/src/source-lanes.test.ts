@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { enabledDestinations } from '@tributary/shared';
+import { enabledDestinations } from './config-view.js';
 import { BYTES_PER_UNIT, shareUnits, SourceLanes } from './source-lanes.js';
 
 describe('SourceLanes', () => {
@@ -93,5 +93,16 @@ describe('shareUnits', () => {
     expect(lanes.laneFor('single', shareUnits(15, 15 * 30_000, 1), 0)).toBe('main');
     expect(lanes.laneFor('single', shareUnits(15, 15 * 30_000, 1), 0)).toBe('main');
     expect(lanes.laneFor('single', shareUnits(15, 15 * 30_000, 1), 0)).toBe('overflow');
+  });
+
+  it('counts time once when the clock steps back (records of several partitions, by their timestamps)', () => {
+    const lanes = new SourceLanes(100);
+    for (let i = 0; i < 100; i++) expect(lanes.laneFor('s', 1, 1_000)).toBe('main');
+    expect(lanes.laneFor('s', 1, 1_000)).toBe('overflow');
+    // An earlier timestamp refills nothing, and does not move the clock back…
+    expect(lanes.laneFor('s', 1, 500)).toBe('overflow');
+    // …so 100 ms after the latest one refills 10, not 60.
+    for (let i = 0; i < 10; i++) expect(lanes.laneFor('s', 1, 1_100)).toBe('main');
+    expect(lanes.laneFor('s', 1, 1_100)).toBe('overflow');
   });
 });

@@ -16,8 +16,14 @@
  * a second while it made 37 MB/s of deliveries, and another source's events waited 20–30 s
  * behind them at the router and the dispatchers.
  *
- * Pure apart from the clock the caller passes. One bucket per source that sent something:
- * sources are configuration entities, so the map stays as small as the source list.
+ * The router keeps a share of its own for what arrives in the main topic without passing
+ * ingest — records a producer writes there directly (ROUTER_SOURCE_RATE, router's
+ * main-lane-share.ts): its clock is the records' timestamps, so a backlog read late is judged
+ * by when it was written, not by how fast it is read.
+ *
+ * Pure apart from the clock the caller passes, which may step back (records of several
+ * partitions interleave): time spent is counted once. One bucket per source that sent
+ * something: sources are configuration entities, so the map stays as small as the source list.
  */
 
 export type IngestLane = 'main' | 'overflow';
@@ -54,7 +60,7 @@ export class SourceLanes {
     if (!bucket) this.buckets.set(sourceId, (bucket = { tokens: rate, refilledAt: now }));
     else {
       bucket.tokens = Math.min(rate, bucket.tokens + (Math.max(0, now - bucket.refilledAt) / 1000) * rate);
-      bucket.refilledAt = now;
+      bucket.refilledAt = Math.max(bucket.refilledAt, now);
     }
     // A request goes whole to one lane (it is one transaction's worth, and a client's batch
     // keeps its order); one the bucket cannot cover takes nothing from it. A full bucket covers
