@@ -8,9 +8,10 @@
  * Each source has ROUTER_SOURCE_RATE units a second of the main lane (shared `SourceLanes`,
  * units as ingest counts them: `shareUnits`), measured by the records' Kafka timestamps, so
  * the records a router reads after a restart are judged by when they were written, not by how
- * fast it catches up. A record past its source's share is copied whole — key, value,
- * timestamp — to `<ns>.ingest.overflow.v1` in the transaction that commits the offset past
- * it, and routed from there, after the main lane. Copying a record costs a fraction of routing
+ * fast it catches up (a producer that stamps its records with old times itself is not held to
+ * the share). A record past its source's share is copied — key and value — to
+ * `<ns>.ingest.overflow.v1` in the transaction that commits the offset past it, and routed
+ * from there, after the main lane. Copying a record costs a fraction of routing
  * it, so the others' records behind a backfill are reached that much sooner. The default is
  * four times ingest's share: what ingest wrote is not moved again unless several ingest
  * replicas together send one source past it.

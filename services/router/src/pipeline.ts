@@ -262,9 +262,11 @@ export class RouterPipeline {
 
     const topicMessages: TopicMessages[] = [];
     if (quarantined.length > 0) topicMessages.push({ topic: topics.quarantine, messages: quarantined });
-    // Copied as read; routed from the overflow lane, with its dedup, after the main lane.
+    // Copied as read — key and value; routed from the overflow lane, with its dedup, after the
+    // main lane. Not its timestamp: a copy stamped with a producer's old time could fall to the
+    // overflow topic's retention before it is read.
     if (plan.diverted.length > 0) {
-      topicMessages.push({ topic: topics.ingestOverflow, messages: plan.diverted.map(({ raw }) => ({ key: raw.key, value: raw.value, timestamp: raw.timestamp })) });
+      topicMessages.push({ topic: topics.ingestOverflow, messages: plan.diverted.map(({ raw }) => ({ key: raw.key, value: raw.value })) });
     }
     // A destination whose circuit is open (or probing) at every dispatcher would only be deferred there —
     // after the dispatcher read it in line with everyone else's first attempts, which a
