@@ -11,12 +11,11 @@
  * moved, but in transactions of ROUTER_MAX_BATCH records, 6.6–9.3 s. Every backfilled message
  * is still delivered, once.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IngestMessage } from '@tributary/schemas';
 import { createProducer } from '@tributary/shared';
 import { eventually, metricValue, testCodec, testKafka, uniqueNamespace } from '@tributary/test/harness';
+import { CountingReceiver } from '../fault/fault-pipeline.js';
 import { Receiver, RetryPipeline } from './retry-pipeline.js';
 
 const BACKFILL = 100_000;
@@ -47,37 +46,9 @@ function backfilled(messageId: string, index: number): IngestMessage {
   };
 }
 
-/** Counts the backfill's deliveries by messageId (the e2e Receiver keeps every attempt, too much for 100,000). */
-class CountingReceiver {
-  readonly seen = new Set<string>();
-  repeats = 0;
-  private server: Server | undefined;
-  url = '';
-
-  async start(): Promise<void> {
-    const server = createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        const { messageId } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { messageId: string };
-        if (this.seen.has(messageId)) this.repeats++;
-        else this.seen.add(messageId);
-        response.writeHead(200).end();
-      });
-    });
-    this.server = server;
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/bulk`;
-  }
-
-  async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise((resolve) => this.server?.close(resolve));
-  }
-}
-
 describe('a backfill written straight to the ingest topic beside a healthy source', () => {
   const pipeline = new RetryPipeline(uniqueNamespace('e2e-backfill'), { RETRY_LADDER: '10s,1m', RETRY_WINDOW: '3m' });
+  // Counts by messageId: the e2e Receiver keeps every attempt, too much for 100,000.
   const bulk = new CountingReceiver();
   const healthy = new Receiver(() => 200);
 
@@ -132,16 +103,16 @@ describe('a backfill written straight to the ingest topic beside a healthy sourc
     const routerUrl = pipeline.services.get('router')!.url;
     const moved = await metricValue(routerUrl, 'tributary_router_diverted_total', { source: 'bulk' });
     const movedHealthy = await metricValue(routerUrl, 'tributary_router_diverted_total', { source: 'web' });
-    await eventually(() => bulk.seen.size >= BACKFILL, 'the backfill delivered', 180_000);
+    await eventually(() => bulk.arrivals.size >= BACKFILL, 'the backfill delivered', 180_000);
     console.info(
       `[backfill] ${BACKFILL} records written straight to the ingest topic, ${moved} moved to the overflow lane by the router; ` +
         `healthy source's events p50 ${sorted[Math.floor(sorted.length / 2)]} ms, p90 ${sorted[Math.floor(sorted.length * 0.9)]} ms, max ${max} ms; ` +
-        `backfill delivered ${bulk.seen.size}, repeated ${bulk.repeats}`,
+        `backfill delivered ${bulk.arrivals.size}, repeated ${bulk.repeats.length}`,
     );
     expect(moved, 'the router moved the backfill past its share').toBeGreaterThan(BACKFILL / 2);
     expect(movedHealthy, 'nothing of the healthy source was moved').toBe(0);
     expect(max).toBeLessThan(5_000);
-    expect(bulk.seen.size).toBe(BACKFILL);
-    expect(bulk.repeats).toBe(0);
+    expect(bulk.arrivals.size).toBe(BACKFILL);
+    expect(bulk.repeats.length).toBe(0);
   });
 });

@@ -116,7 +116,7 @@ export class RouterPipeline {
       // Records moved to the overflow lane are a copy each, not a routing: they count by their
       // bytes only, so a backfill is moved past in a few large transactions instead of one per
       // ROUTER_MAX_BATCH records (each a round of transaction requests the others' records behind it wait for).
-      records: (chunk) => routedRecords(chunk.records),
+      records: (chunk) => chunk.routed,
       maxBytes: options.maxBatchBytes,
       bytes: (chunk) => chunk.bytes,
       priority: (chunk) => (chunk.topic === mainTopic ? 1 : 0),
@@ -220,7 +220,7 @@ export class RouterPipeline {
         // The batch's last offset may be a transaction marker after the last message;
         // committing past it spares the next owner an empty fetch.
         const lastOffset = end >= messages.length ? batch.lastOffset() : messages[end - 1]!.offset;
-        await this.groupCommit.submit({ topic, partition, records, bytes, nextOffset: (BigInt(lastOffset) + 1n).toString(), behind });
+        await this.groupCommit.submit({ topic, partition, records, routed, bytes, nextOffset: (BigInt(lastOffset) + 1n).toString(), behind });
       });
       finishBatch();
       resolveOffset(messages[end - 1]!.offset);
@@ -387,12 +387,6 @@ export class RouterPipeline {
       if (waiting.size === 0) this.rewindNeeded.delete(topic);
     }
   }
-}
-
-function routedRecords(records: readonly DecodedRecord[]): number {
-  let count = 0;
-  for (const record of records) if (!('message' in record && record.diverted)) count++;
-  return count;
 }
 
 function valueBytes(topicMessages: readonly TopicMessages[]): number {

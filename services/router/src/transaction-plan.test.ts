@@ -31,7 +31,7 @@ function chunk(partition: number, firstOffset: number, messages: Array<IngestMes
     const raw = { key: null, value: null, timestamp: '0' };
     return entry instanceof InvalidMessage ? { offset, raw, invalid: entry } : { offset, raw, message: entry };
   });
-  return { topic, partition, records, bytes: 0, nextOffset: String(firstOffset + messages.length) };
+  return { topic, partition, records, routed: records.length, bytes: 0, nextOffset: String(firstOffset + messages.length) };
 }
 
 const track = (messageId: string): IngestMessage => ({ ...FIXTURES.track, messageId });

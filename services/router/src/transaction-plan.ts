@@ -16,6 +16,8 @@ export interface PartitionChunk {
   topic: string;
   partition: number;
   records: readonly DecodedRecord[];
+  /** Of `records`, those to route here: the others are moved to the overflow lane (`diverted`). */
+  routed: number;
   /** What routing the records writes, estimated (`routingWeight`): bounds a transaction's bytes. */
   bytes: number;
   /** The offset to commit for the partition once the chunk is routed. */
