@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from './logger.js';
+import { censorSecrets, createLogger, REDACTED } from './logger.js';
 
 function capture(): { lines: () => string; stream: Writable } {
   const chunks: string[] = [];
@@ -30,5 +30,59 @@ describe('createLogger', () => {
     expect(text).toContain('[redacted]');
     expect(text).toContain('https://x.example');
     expect(JSON.parse(text.split('\n')[0]!)).toMatchObject({ service: 'test', level: 'info', msg: 'flat' });
+  });
+});
+
+describe('censorSecrets', () => {
+  it('censors keys in any case and at any depth up to six levels, and credential headers', () => {
+    const logged = {
+      writeKey: 'a',
+      source: { WriteKey: 'b', nested: { deeper: { password: 'c' } } },
+      req: { headers: { Cookie: 'd', 'X-Api-Key': 'e', accept: 'application/json' } },
+      list: [{ adminToken: 'f' }, { fine: 1 }],
+    };
+    const censored = censorSecrets(logged);
+    expect(censored).toEqual({
+      writeKey: REDACTED,
+      source: { WriteKey: REDACTED, nested: { deeper: { password: REDACTED } } },
+      req: { headers: { Cookie: REDACTED, 'X-Api-Key': REDACTED, accept: 'application/json' } },
+      list: [{ adminToken: REDACTED }, { fine: 1 }],
+    });
+  });
+
+  it("censors a webhook entry's static headers whole, wherever the entries are", () => {
+    const destination = { settings: { webhooks: [{ url: 'https://x.example/', headers: { 'X-Custom': 'v' } }] } };
+    expect(censorSecrets({ destination })).toEqual({ destination: { settings: { webhooks: [{ url: 'https://x.example/', headers: REDACTED }] } } });
+  });
+
+  it("never changes the caller's objects, and returns them as they are when nothing is secret", () => {
+    const config = { id: 'd', settings: { sharedSecret: 's', webhooks: [{ url: 'u', headers: { a: 'b' } }] } };
+    const before = structuredClone(config);
+    const censored = censorSecrets({ config });
+    expect(config).toEqual(before);
+    expect(censored.config).not.toBe(config);
+    const plain = { messageId: 'm', urls: [{ target: 'webhooks[0]', status: 200 }], buffer: Buffer.from('writeKey') };
+    expect(censorSecrets(plain)).toBe(plain);
+  });
+
+  it('stops at six levels and walks plain objects and arrays only', () => {
+    const deep = { a: { b: { c: { d: { e: { f: { password: 'too deep' } } } } } } };
+    expect(censorSecrets(deep)).toBe(deep);
+    const map = new Map([['password', 'p']]);
+    expect(censorSecrets({ map }).map).toBe(map);
+  });
+
+  it('censors what an error carries', () => {
+    const out = capture();
+    const logger = createLogger({ service: 'test', destination: out.stream });
+    logger.error({ err: Object.assign(new Error('config rejected'), { config: { writeKey: 'WK-in-error' } }) }, 'failed');
+    expect(out.lines()).not.toContain('WK-in-error');
+    expect(JSON.parse(out.lines())).toMatchObject({ err: { type: 'Error', message: 'config rejected', config: { writeKey: REDACTED } } });
+  });
+
+  it('censors child bindings', () => {
+    const out = capture();
+    createLogger({ service: 'test', destination: out.stream }).child({ source: { writeKey: 'WK-binding' } }).info('bound');
+    expect(out.lines()).not.toContain('WK-binding');
   });
 });
