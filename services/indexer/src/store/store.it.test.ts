@@ -143,6 +143,20 @@ describe.each(databases)('the delivery log on %s', (_name, open) => {
     expect(await store.message('nobody')).toBeUndefined();
   });
 
+  it('moves a held delivery to delivered and holds nothing for first successes in the same batch', async () => {
+    const failed = testAttempt({ messageId: 'm-held', destinationId: 'crm', startedAt: NOW - 30_000, outcome: 'retry', status: 503, error: 'HTTP 503', nextAttemptAt: NOW - 20_000, tier: '10s' });
+    expect(await store.write(attemptBatch(2, 10, [failed]))).toEqual({ attempts: 1, messages: 0, deliveries: 1 });
+    expect((await store.summary('crm', { since: NOW - 3_600_000, until: NOW })).retriesPending).toBe(1);
+    const firstSuccesses = ['m-a', 'm-b', 'm-c'].map((messageId) => testAttempt({ messageId, destinationId: 'crm', startedAt: NOW - 15_000 }));
+    const retried = testAttempt({ messageId: 'm-held', destinationId: 'crm', startedAt: NOW - 10_000, attempt: 2, lane: 'retry' });
+    expect(await store.write(attemptBatch(2, 11, [...firstSuccesses, retried]))).toEqual({ attempts: 4, messages: 0, deliveries: 1 });
+    expect((await store.summary('crm', { since: NOW - 3_600_000, until: NOW })).retriesPending).toBe(0);
+    const { rows } = await store.db.query<{ delivery_id: string; state: string; attempts: number }>(
+      "SELECT delivery_id, state, attempts FROM deliveries WHERE delivery_id IN ('crm/m-held', 'crm/m-a', 'crm/m-b', 'crm/m-c') ORDER BY delivery_id",
+    );
+    expect(rows).toEqual([{ delivery_id: 'crm/m-held', state: 'delivered', attempts: 2 }]);
+  });
+
   it('keeps a delivery pending until an attempt is seen, whichever topic is indexed first', async () => {
     await store.write(attemptBatch(0, 500, [testAttempt({ messageId: 'm-early', destinationId: 'crm', startedAt: NOW - 1000, outcome: 'dead', status: 400, deadReason: 'http_status' })]));
     await store.write(messageBatch(1, 500, [testMessage({ messageId: 'm-early', receivedAt: NOW - 2000 }), testMessage({ messageId: 'm-waiting', receivedAt: NOW - 2000 })]));

@@ -170,6 +170,21 @@ export const updateDeliveredStates = (rows: readonly DeliveryRow[]) =>
       OR (deliveries.last_partition <> u.last_partition AND u.updated_at > deliveries.updated_at)`,
   );
 
+/**
+ * Of these delivered states, the keys the deliveries table holds (deliveries that failed
+ * before): only they are updated. Nearly every delivered state is a first success that holds
+ * nothing, and asking with two key arrays costs a fraction of sending all eighteen columns to
+ * an UPDATE that matches no row.
+ */
+export function heldDeliveryKeys(rows: readonly DeliveryRow[]): Statement {
+  return {
+    text:
+      'SELECT d.source_id, d.delivery_id FROM deliveries d ' +
+      'JOIN unnest($1::text[], $2::text[]) AS u(source_id, delivery_id) ON d.source_id = u.source_id AND d.delivery_id = u.delivery_id',
+    params: [rows.map((row) => row.sourceId), rows.map((row) => row.deliveryId)],
+  };
+}
+
 /** Transaction-scoped: writers that insert messages take turns, so the tail's `seq` commits in order. */
 export const TAIL_LOCK_KEY = 0x7472696275746173n;
 
@@ -200,6 +215,13 @@ export async function writeRows(tx: SqlExecutor, rows: RowsToWrite): Promise<Wri
   const open = rows.states.filter((state) => state.state !== 'delivered');
   const delivered = rows.states.filter((state) => state.state === 'delivered');
   if (open.length > 0) counts.deliveries += await run(upsertDeliveryStates(open));
-  if (delivered.length > 0) counts.deliveries += await run(updateDeliveredStates(delivered));
+  if (delivered.length > 0) {
+    const keys = heldDeliveryKeys(delivered);
+    const { rows: held } = await tx.query<{ source_id: string; delivery_id: string }>(keys.text, keys.params);
+    if (held.length > 0) {
+      const heldKeys = new Set(held.map((row) => `${row.source_id}\u0000${row.delivery_id}`));
+      counts.deliveries += await run(updateDeliveredStates(delivered.filter((state) => heldKeys.has(`${state.sourceId}\u0000${state.deliveryId}`))));
+    }
+  }
   return counts;
 }
