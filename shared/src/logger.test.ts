@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import avro from 'avsc';
 import { describe, expect, it } from 'vitest';
 import { censorSecrets, createLogger, REDACTED } from './logger.js';
 
@@ -65,11 +66,26 @@ describe('censorSecrets', () => {
     expect(censorSecrets(plain)).toBe(plain);
   });
 
-  it('stops at six levels and walks plain objects and arrays only', () => {
+  it('censors class instances as JSON writes them, such as the records avsc decodes', () => {
+    const type = avro.Type.forSchema({ type: 'record', name: 'Entry', fields: [{ name: 'url', type: 'string' }, { name: 'sharedSecret', type: 'string' }] });
+    const decoded: unknown = type.fromBuffer(type.toBuffer({ url: 'https://x.example/', sharedSecret: 'S-avro' }));
+    expect(Object.getPrototypeOf(decoded)).not.toBe(Object.prototype);
+    expect(JSON.stringify(censorSecrets({ destination: decoded }))).toBe('{"destination":{"url":"https://x.example/","sharedSecret":"[redacted]"}}');
+    class Settings {
+      constructor(readonly writeKey: string) {}
+    }
+    expect(censorSecrets({ settings: new Settings('WK-class') })).toEqual({ settings: { writeKey: REDACTED } });
+  });
+
+  it('stops at six levels, and leaves what JSON writes its own way (toJSON, typed arrays) as it is', () => {
     const deep = { a: { b: { c: { d: { e: { f: { password: 'too deep' } } } } } } };
     expect(censorSecrets(deep)).toBe(deep);
     const map = new Map([['password', 'p']]);
     expect(censorSecrets({ map }).map).toBe(map);
+    const withToJson = { toJSON: () => ({ shown: true }), password: 'p' };
+    expect(censorSecrets({ withToJson }).withToJson).toBe(withToJson);
+    const bytes = new Uint8Array(4);
+    expect(censorSecrets({ bytes }).bytes).toBe(bytes);
   });
 
   it('censors what an error carries', () => {
@@ -78,6 +94,11 @@ describe('censorSecrets', () => {
     logger.error({ err: Object.assign(new Error('config rejected'), { config: { writeKey: 'WK-in-error' } }) }, 'failed');
     expect(out.lines()).not.toContain('WK-in-error');
     expect(JSON.parse(out.lines())).toMatchObject({ err: { type: 'Error', message: 'config rejected', config: { writeKey: REDACTED } } });
+    const plain = new Error('nothing secret');
+    expect(censorSecrets({ err: plain }).err).toBe(plain);
+    const elsewhere = censorSecrets({ cause: Object.assign(new Error('nested'), { source: { writeKey: 'WK-nested' } }) });
+    expect(JSON.stringify(elsewhere)).not.toContain('WK-nested');
+    expect(elsewhere.cause).toMatchObject({ type: 'Error', message: 'nested' });
   });
 
   it('censors child bindings', () => {

@@ -23,20 +23,23 @@ const SECRET_HEADERS = new Set(['authorization', 'cookie', 'x-api-key']);
 /** Deeper than this, objects are logged as they are: nothing here nests secrets further down. */
 const MAX_DEPTH = 6;
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== 'object') return false;
-  const prototype = Object.getPrototypeOf(value) as unknown;
-  return prototype === Object.prototype || prototype === null;
+/**
+ * Whether JSON would write `value`'s own fields: objects, including class instances (avsc
+ * decodes records into instances of its own classes) — but not one that says how it is
+ * written (`toJSON`: a Buffer, a Date) nor a typed array, whose every index would be walked.
+ */
+function hasFields(value: object): boolean {
+  return typeof (value as { toJSON?: unknown }).toJSON !== 'function' && !ArrayBuffer.isView(value);
 }
 
 /**
  * `value` with every secret censored: the values of SECRET_KEYS at any depth, a webhook
  * entry's static `headers` whole (`webhooks[i].headers`), and credential headers inside any
- * `headers`. Walks plain objects and arrays only (a Buffer, an Error or a Map is left as it
- * is); returns `value` itself when there was nothing to censor. Pure.
+ * `headers`. Returns `value` itself when there was nothing to censor; an object it censors
+ * inside is copied as JSON would write it (its own enumerable fields). Pure.
  */
 export function censorSecrets<T>(value: T, depth = 0, parentKey?: string, inWebhooks = false): T {
-  if (depth >= MAX_DEPTH) return value;
+  if (depth >= MAX_DEPTH || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) {
     let copy: unknown[] | undefined;
     for (let index = 0; index < value.length; index++) {
@@ -46,29 +49,34 @@ export function censorSecrets<T>(value: T, depth = 0, parentKey?: string, inWebh
     }
     return (copy ?? value) as T;
   }
-  if (!isPlainObject(value)) return value;
+  if (value instanceof Error) {
+    // Censored as pino writes an error (type, message, stack and its own fields), so that
+    // what the `err` serializer would have shown is kept; untouched when nothing is secret.
+    const serialized = pino.stdSerializers.err(value);
+    const censored = censorSecrets(serialized, depth, parentKey);
+    return (censored === serialized ? value : censored) as T;
+  }
+  if (!hasFields(value)) return value;
+  const fields = value as Record<string, unknown>;
   let copy: Record<string, unknown> | undefined;
-  for (const key in value) {
-    const field = value[key];
+  for (const key of Object.keys(fields)) {
+    const field = fields[key];
     if (field === undefined || field === null) continue;
     const lower = key.toLowerCase();
     let censored: unknown;
     if (SECRET_KEYS.has(lower) || (parentKey === 'headers' && SECRET_HEADERS.has(lower)) || (inWebhooks && lower === 'headers')) censored = REDACTED;
     else if (typeof field === 'object') censored = censorSecrets(field, depth + 1, lower);
     else continue;
-    if (censored !== field) (copy ??= { ...value })[key] = censored;
+    if (censored !== field) (copy ??= { ...fields })[key] = censored;
   }
   return (copy ?? value) as T;
 }
 
 /** pino's error serializer, its output censored too (an error may carry the request or config it failed on). */
 function censoredError(error: Error): ReturnType<typeof pino.stdSerializers.err> {
-  // A fresh object of pino's own (not a plain one, so censorSecrets would pass it by): its
-  // fields are censored in place.
-  const serialized = pino.stdSerializers.err(error) as unknown as Record<string, unknown>;
-  if (serialized === null || typeof serialized !== 'object') return serialized;
-  for (const key of Object.keys(serialized)) serialized[key] = censorSecrets({ [key]: serialized[key] })[key];
-  return serialized as unknown as ReturnType<typeof pino.stdSerializers.err>;
+  // Not an Error: already written out by censorSecrets, which had something to censor in it.
+  if (!(error instanceof Error)) return error;
+  return censorSecrets(pino.stdSerializers.err(error));
 }
 
 export interface LoggerSettings {
