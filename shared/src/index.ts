@@ -5,6 +5,7 @@ export * from './http.js';
 export * from './kafka.js';
 export * from './lifecycle.js';
 export * from './logger.js';
+export * from './log-tally.js';
 export * from './metrics.js';
 export * from './table.js';
 export * from './destination-health.js';

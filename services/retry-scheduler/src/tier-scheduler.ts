@@ -44,6 +44,7 @@ import {
   committedPositions,
   endedWithoutRequest,
   GroupCommit,
+  LogTally,
   groupByTopic,
   quarantineMessage,
   sendInChunks,
@@ -74,6 +75,8 @@ const PARTITIONS_CONSUMED_CONCURRENTLY = 16;
  * still returns at least one whole record batch, however large.
  */
 const TIER_FETCH_BYTES_PER_PARTITION = 256 * 1024;
+/** Expired retries are logged as one line per destination this often (a line each at debug). */
+const EXPIRED_LOG_INTERVAL_MS = 10_000;
 
 export interface TierSchedulerOptions {
   kafka: Kafka;
@@ -142,9 +145,18 @@ export class TierScheduler {
   private readonly groupCommit: GroupCommit<PartitionChunk>;
   /** Longest one partition's `eachBatch` goes on releasing records that come due meanwhile. */
   private readonly sliceMs: number;
+  /** Expired dead letters by destination, logged every EXPIRED_LOG_INTERVAL_MS. */
+  private readonly expired: LogTally;
 
   constructor(private readonly options: TierSchedulerOptions) {
     this.topic = options.topics.retry(options.tier);
+    this.expired = new LogTally({
+      logger: options.logger,
+      message: 'retries outside the window: dead letters written',
+      context: { tier: options.tier, result: 'dead', reason: 'expired' },
+      keyField: 'destinationId',
+      intervalMs: EXPIRED_LOG_INTERVAL_MS,
+    });
     this.readinessCheck = `tier ${options.tier}`;
     this.sliceMs = tierFetchWaitMs(parseDuration(options.tier));
     this.groupCommit = new GroupCommit<PartitionChunk>({
@@ -199,6 +211,7 @@ export class TierScheduler {
         });
       },
     });
+    this.expired.start();
     await this.consumer.start();
   }
 
@@ -207,6 +220,7 @@ export class TierScheduler {
     this.held.clear();
     await this.consumer?.stop();
     this.consumer = undefined;
+    this.expired.stop();
   }
 
   private releaseHolds(): void {
@@ -390,11 +404,15 @@ export class TierScheduler {
           metrics.dueLag.observe({ tier }, Math.max(0, committedAt - step.record.dueAt) / 1000);
           if (deferred === undefined) metrics.released.inc({ tier });
           else metrics.deferred.inc({ tier });
-          if (deferred === 'dead') metrics.deadLetters.inc({ reason: 'expired' });
+          if (deferred === 'dead') {
+            metrics.deadLetters.inc({ reason: 'expired' });
+            this.expired.count(step.record.delivery.destinationId);
+          }
         } else if (step.kind === 'expire') {
           metrics.deadLetters.inc({ reason: 'expired' });
           const { delivery } = step.record;
-          logger.info(
+          this.expired.count(delivery.destinationId);
+          logger.debug(
             { tier, deliveryId: delivery.deliveryId, messageId: delivery.messageId, destinationId: delivery.destinationId, attempts: delivery.attempts, result: 'dead', reason: 'expired' },
             'retry outside the window; dead letter written',
           );
