@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Delivery } from '@tributary/schemas';
+import { testDelivery } from '@tributary/test/harness/deliveries';
 import { deferral, deferredError, endedWithoutRequest, lastAttemptError, stepsElapsed, wasDeferred } from './deferral.js';
 import type { RetryLadder } from './retry-ladder.js';
 
@@ -8,23 +8,7 @@ const DEFERRED_ERROR = 'deferred: circuit open';
 const ladder: RetryLadder = { delaysMs: [10_000, 60_000, 300_000], windowMs: 4 * 3_600_000 };
 const T0 = Date.UTC(2026, 0, 1);
 
-const delivery: Delivery = {
-  deliveryId: 'crm/m1',
-  destinationId: 'crm',
-  sourceId: 'web',
-  messageId: 'm1',
-  messageType: 'track',
-  userId: null,
-  anonymousId: null,
-  body: Buffer.from('{}'),
-  receivedAt: T0 - 100,
-  routedAt: T0 - 50,
-  attempts: 0,
-  firstAttemptAt: null,
-  lastError: null,
-  lastStatus: null,
-  replays: 0,
-};
+const delivery = testDelivery('crm', 'm1', { userId: null, body: Buffer.from('{}'), receivedAt: T0 - 100, routedAt: T0 - 50 });
 
 describe('deferral', () => {
   it('puts a waiting delivery on the first tier without counting an attempt, and starts its window', () => {

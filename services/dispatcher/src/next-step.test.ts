@@ -1,28 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { Delivery, Destination } from '@tributary/schemas';
+import type { Destination } from '@tributary/schemas';
 import type { RetryLadder } from '@tributary/shared';
+import { testDelivery } from '@tributary/test/harness/deliveries';
 import { afterAttempt, preflight } from './next-step.js';
 
 const ladder: RetryLadder = { delaysMs: [10_000, 60_000, 300_000], windowMs: 4 * 3_600_000 };
 const T0 = Date.UTC(2026, 0, 1);
 
-const delivery: Delivery = {
-  deliveryId: 'crm/m1',
-  destinationId: 'crm',
-  sourceId: 'web',
-  messageId: 'm1',
-  messageType: 'track',
-  userId: null,
-  anonymousId: null,
-  body: Buffer.from('{}'),
-  receivedAt: T0 - 100,
-  routedAt: T0 - 50,
-  attempts: 0,
-  firstAttemptAt: null,
-  lastError: null,
-  lastStatus: null,
-  replays: 0,
-};
+const delivery = testDelivery('crm', 'm1', { userId: null, body: Buffer.from('{}'), receivedAt: T0 - 100, routedAt: T0 - 50 });
 
 const destination: Destination = {
   id: 'crm',

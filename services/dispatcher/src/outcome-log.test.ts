@@ -1,29 +1,13 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { Delivery } from '@tributary/schemas';
 import { createLogger } from '@tributary/shared';
+import { testDelivery } from '@tributary/test/harness/deliveries';
 import type { AttemptOutcome } from './attempt.js';
 import { logAttempt } from './outcome-log.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 
-const delivery: Delivery = {
-  deliveryId: 'crm/m1',
-  destinationId: 'crm',
-  sourceId: 'web',
-  messageId: 'm1',
-  messageType: 'track',
-  userId: null,
-  anonymousId: null,
-  body: Buffer.from('{"event":"Signed Up","email":"someone@example.com"}'),
-  receivedAt: T0 - 100,
-  routedAt: T0 - 50,
-  attempts: 0,
-  firstAttemptAt: null,
-  lastError: null,
-  lastStatus: null,
-  replays: 0,
-};
+const delivery = testDelivery('crm', 'm1', { userId: null, body: Buffer.from('{"event":"Signed Up","email":"someone@example.com"}'), receivedAt: T0 - 100, routedAt: T0 - 50 });
 
 function outcome(settlement: AttemptOutcome['settlement'], status: number): AttemptOutcome {
   return {

@@ -1,28 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { Delivery } from '@tributary/schemas';
 import type { ParkReason, RetryLadder } from '@tributary/shared';
+import { testDelivery } from '@tributary/test/harness/deliveries';
 import { placeDelivery, type DestinationHealthLookup } from './placement.js';
 
 const NOW = Date.parse('2026-11-26T06:00:00Z');
 const ladder: RetryLadder = { delaysMs: [10_000, 60_000, 300_000], windowMs: 4 * 3_600_000 };
 
-const delivery: Delivery = {
-  deliveryId: 'dead-hook/m1',
-  destinationId: 'dead-hook',
-  sourceId: 'web',
-  messageId: 'm1',
-  messageType: 'track',
-  userId: 'u1',
-  anonymousId: null,
-  body: Buffer.from('{"event":"Signed Up"}'),
-  receivedAt: NOW - 40,
-  routedAt: NOW,
-  attempts: 0,
-  firstAttemptAt: null,
-  lastError: null,
-  lastStatus: null,
-  replays: 0,
-};
+const delivery = testDelivery('dead-hook', 'm1', { userId: 'u1', body: Buffer.from('{"event":"Signed Up"}'), receivedAt: NOW - 40, routedAt: NOW });
 
 const health = (reason: ParkReason | undefined, openUntil?: number): DestinationHealthLookup => ({
   parkReason: () => reason,
