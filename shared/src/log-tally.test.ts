@@ -2,12 +2,12 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Logger } from './logger.js';
 import { LogTally } from './log-tally.js';
 
-function tally(intervalMs = 10_000): { tally: LogTally; lines: Array<{ fields: Record<string, unknown>; message: string }> } {
+function tally(intervalMs = 10_000, budget?: number): { tally: LogTally; lines: Array<{ fields: Record<string, unknown>; message: string }> } {
   const lines: Array<{ fields: Record<string, unknown>; message: string }> = [];
   // LogTally writes through `info` only; the rest of pino's interface is not needed here.
   const logger = { info: (fields: Record<string, unknown>, message: string) => lines.push({ fields, message }) } as unknown as Logger;
   return {
-    tally: new LogTally({ logger, message: 'retries expired', context: { tier: '10s' }, keyField: 'destinationId', intervalMs }),
+    tally: new LogTally({ logger, message: 'retries expired', context: { tier: '10s' }, keyField: 'destinationId', intervalMs, budget }),
     lines,
   };
 }
@@ -23,8 +23,8 @@ describe('LogTally', () => {
     expired.count('flaky', 3);
     expired.flush();
     expect(lines).toEqual([
-      { fields: { tier: '10s', destinationId: 'dead-hook', count: 9_812, intervalMs: 10_000 }, message: 'retries expired' },
-      { fields: { tier: '10s', destinationId: 'flaky', count: 3, intervalMs: 10_000 }, message: 'retries expired' },
+      { fields: { tier: '10s', destinationId: 'dead-hook', count: 9_812, notLogged: 9_812, intervalMs: 10_000 }, message: 'retries expired' },
+      { fields: { tier: '10s', destinationId: 'flaky', count: 3, notLogged: 3, intervalMs: 10_000 }, message: 'retries expired' },
     ]);
     expired.flush();
     expect(lines).toHaveLength(2);
@@ -50,5 +50,13 @@ describe('LogTally', () => {
     expired.count('c');
     vi.advanceTimersByTime(5_000);
     expect(lines).toHaveLength(2);
+  });
+
+  it('with a budget, lets the first events of each key be logged one by one and sums up only the rest', () => {
+    const { tally: failures, lines } = tally(10_000, 2);
+    expect([failures.count('a'), failures.count('a'), failures.count('a'), failures.count('b')]).toEqual([true, true, false, true]);
+    failures.flush();
+    expect(lines.map(({ fields }) => fields)).toEqual([{ tier: '10s', destinationId: 'a', count: 3, notLogged: 1, intervalMs: 10_000 }]);
+    expect(failures.count('a')).toBe(true);
   });
 });

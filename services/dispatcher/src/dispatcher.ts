@@ -33,7 +33,7 @@ import { LANES, Lanes, type LaneLimits } from './lanes.js';
 import { LoopWatch } from './loop-watch.js';
 import type { Output, PartitionLedger } from './ledger.js';
 import { DestinationSeries, type DispatcherMetrics } from './metrics.js';
-import { logAttempt } from './outcome-log.js';
+import { AttemptLog } from './outcome-log.js';
 import { disablingRecord, outcomeRecords, quarantineOutput } from './outcome-records.js';
 import { OutcomeWriter } from './outcome-writer.js';
 import type { WebhookClient } from './webhook-client.js';
@@ -109,6 +109,7 @@ export class Dispatcher implements LaneHandler {
   private readonly health: HealthPublisher;
   private readonly series: DestinationSeries;
   private readonly attemptDeps: AttemptDeps;
+  private readonly attemptLog: AttemptLog;
   private listeners = new Set<() => void>();
   private running = 0;
   private readonly loop = new LoopWatch();
@@ -120,6 +121,7 @@ export class Dispatcher implements LaneHandler {
     this.queue = new FairQueue<Job>({ ...options.limits, stalledAfterMs: options.limits.maxQueueWaitMs });
     this.board = new HealthBoard(options.breaker, options.instanceId, { maxWaitMs: options.limits.maxQueueWaitMs, maxInFlight: options.limits.maxInFlightPerDestination, holdMs: CONGESTION_HOLD_MS });
     this.series = new DestinationSeries(metrics);
+    this.attemptLog = new AttemptLog(logger);
     this.attemptDeps = { config: options.config, freshness: options.freshness, client: options.client, ladder: options.ladder, series: this.series };
     const sources = laneSources(topics, groupId);
     this.lanes = new Lanes(options.limits, sources);
@@ -157,6 +159,7 @@ export class Dispatcher implements LaneHandler {
     this.writer.start();
     await Promise.all(this.readers.map((reader) => reader.start()));
     this.health.start();
+    this.attemptLog.start();
     this.loop.start();
   }
 
@@ -170,6 +173,7 @@ export class Dispatcher implements LaneHandler {
     while (this.running > 0 && Date.now() < deadline) await this.changed(Math.min(100, deadline - Date.now()));
     if (this.running > 0) this.options.logger.warn({ running: this.running }, 'shutdown: attempts still running at the drain timeout; their deliveries will be read again');
     this.health.stop();
+    this.attemptLog.stop();
     await this.writer.stop(Math.max(1_000, deadline - Date.now()));
     await Promise.all(this.readers.map((reader) => reader.stop()));
     this.options.logger.info({ abandonedQueued: abandoned.length }, 'dispatcher stopped');
@@ -311,7 +315,7 @@ export class Dispatcher implements LaneHandler {
         extra.push(disablingRecord(this.options.codec, this.options.topics, destination, Date.now()));
       }
       this.settle(job, { delivery: job.delivery, lane: job.lane, ...outcome }, extra);
-      logAttempt(this.options.logger, job.delivery, job.lane, outcome);
+      this.attemptLog.log(job.delivery, job.lane, outcome);
     }
     this.pump();
     this.notify();

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '@tributary/shared';
 import { testDelivery } from '@tributary/test/harness/deliveries';
 import type { AttemptOutcome } from './attempt.js';
-import { logAttempt } from './outcome-log.js';
+import { AttemptLog, FAILED_ATTEMPT_INTERVAL_MS, FAILED_ATTEMPT_LINES } from './outcome-log.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -36,7 +36,7 @@ const retry = outcome({ kind: 'retry', record: { delivery: { ...delivery, attemp
 const dead = outcome({ kind: 'dead', letter: { delivery, reason: 'http_status', status: 400, error: 'HTTP 400', deadAt: T0 } }, 400);
 
 /** The lines `logAttempt` writes at `level`, parsed. */
-function linesAt(level: 'info' | 'debug' | 'trace', attempt: AttemptOutcome): Array<Record<string, unknown>> {
+function capture(level: 'info' | 'debug' | 'trace'): { log: AttemptLog; lines: () => Array<Record<string, unknown>> } {
   const lines: string[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -45,11 +45,16 @@ function linesAt(level: 'info' | 'debug' | 'trace', attempt: AttemptOutcome): Ar
     },
   });
   const logger = createLogger({ service: 'dispatcher', level, destination });
-  logAttempt(logger, delivery, 'first', attempt);
-  return lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  return { log: new AttemptLog(logger), lines: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>) };
 }
 
-describe('logAttempt', () => {
+function linesAt(level: 'info' | 'debug' | 'trace', attempt: AttemptOutcome): Array<Record<string, unknown>> {
+  const { log, lines } = capture(level);
+  log.log(delivery, 'first', attempt);
+  return lines();
+}
+
+describe('AttemptLog', () => {
   it('at info writes a line for each attempt that did not deliver, and none for a delivered one', () => {
     expect(linesAt('info', delivered)).toEqual([]);
     expect(linesAt('info', retry)).toMatchObject([{ level: 'info', result: 'retry', messageId: 'm1', destinationId: 'crm', statusClass: '5xx', tier: '10s', reason: 'HTTP 503' }]);
@@ -66,5 +71,20 @@ describe('logAttempt', () => {
     expect(lines.map((line) => line['msg'])).toEqual(['delivered', 'delivery body']);
     expect(lines[1]).toMatchObject({ level: 'trace', body: delivery.body.toString('utf8') });
     expect(JSON.stringify(lines)).not.toMatch(/secret-path|token=abc|hooks\.example\.com/);
+  });
+
+  it('logs the first failures of each destination one by one, then counts the rest and says how many in one line', () => {
+    const { log, lines } = capture('info');
+    const other = { ...delivery, deliveryId: 'billing/m1', destinationId: 'billing' };
+    for (let index = 0; index < 25; index++) log.log(delivery, 'first', index % 2 ? retry : dead);
+    for (let index = 0; index < 3; index++) log.log(other, 'first', retry);
+    const oneByOne = lines();
+    expect(oneByOne.filter((line) => line['destinationId'] === 'crm')).toHaveLength(FAILED_ATTEMPT_LINES);
+    expect(oneByOne.filter((line) => line['destinationId'] === 'billing')).toHaveLength(3);
+    log.stop();
+    expect(lines().slice(oneByOne.length)).toMatchObject([{ level: 'info', destinationId: 'crm', count: 25, notLogged: 25 - FAILED_ATTEMPT_LINES, intervalMs: FAILED_ATTEMPT_INTERVAL_MS }]);
+    // A new interval has a budget again.
+    log.log(delivery, 'first', retry);
+    expect(lines().at(-1)).toMatchObject({ result: 'retry', destinationId: 'crm' });
   });
 });
