@@ -52,7 +52,7 @@ export class AttemptLog {
   }
 }
 
-export function logAttempt(logger: Logger, level: 'info' | 'debug', delivery: Delivery, lane: DeliveryLane, outcome: AttemptOutcome): void {
+function logAttempt(logger: Logger, level: 'info' | 'debug', delivery: Delivery, lane: DeliveryLane, outcome: AttemptOutcome): void {
   // Building the line costs more than writing it: nothing is built below the logger's level.
   if (!logger.isLevelEnabled(level)) return;
   const { settlement } = outcome;
