@@ -3,6 +3,7 @@
  * HTTP and HTTPS receivers started here. Private networks are allowed (the receivers are
  * on 127.0.0.1); the SSRF guard's default is covered in ssrf.it.test.ts.
  */
+import { readFile } from 'node:fs/promises';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metricValue, type RunningService, startService, uniqueNamespace } from '@tributary/test/harness';
@@ -227,6 +228,26 @@ describe('failures', () => {
     expect(redirect).toMatchObject({ reason: 'redirect', status: 302 });
     expect(receiver.requests.filter((request) => request.path === '/elsewhere')).toEqual([]);
   });
+
+  it('a destination answering 401 to everything: its first failures logged one by one, the rest counted in a line', async () => {
+    const FAILURES = 40;
+    await pipeline.putDestination(webhooksDestination('unauthorized', [{ url: receiver.url('/status/401') }]));
+    await pipeline.deliverMany(Array.from({ length: FAILURES }, (_, index) => ({ destinationId: 'unauthorized', body: { type: 'track', event: `401-${index}` } })));
+    await settled(FAILURES);
+    // The count comes at the end of the dispatcher's 10 s interval; the deliveries may straddle two.
+    const lines = await eventually(async () => {
+      const logged = (await readFile(dispatcher.logFile, 'utf8'))
+        .split('\n')
+        .filter((line) => line.includes('"destinationId":"unauthorized"'))
+        .map((line) => JSON.parse(line) as { msg: string; level: string; count?: number; notLogged?: number });
+      const oneByOne = logged.filter((line) => line.msg === 'delivery dead-lettered' && line.level === 'info');
+      const counted = logged.filter((line) => line.notLogged !== undefined);
+      return oneByOne.length + counted.reduce((sum, line) => sum + line.notLogged!, 0) === FAILURES && { oneByOne, counted };
+    }, 'every failure logged or counted', 30_000);
+    expect(lines.counted.length).toBeGreaterThan(0);
+    expect(lines.oneByOne.length).toBeLessThanOrEqual(10 * lines.counted.length + 10);
+    for (const line of lines.counted) expect(line.count! - line.notLogged!).toBeLessThanOrEqual(10);
+  }, 60_000);
 
   it('no answer within WEBHOOK_TIMEOUT is a timeout, retried', async () => {
     await pipeline.putDestination(webhooksDestination('hangs', [{ url: receiver.url('/hang') }]));
