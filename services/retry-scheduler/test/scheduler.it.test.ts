@@ -6,6 +6,7 @@
  * unreadable record is quarantined; a partition waiting on a long tier does not hold up a
  * short one.
  */
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metricValue, type RunningService, startService, uniqueNamespace } from '@tributary/test/harness';
 import { retryRecord, TierStack } from './tiers.js';
@@ -67,6 +68,16 @@ describe('the retry scheduler', () => {
     // Every end goes to the delivery log, whoever decides it.
     const logged = (await stack.attempts()).map(({ key, value }) => [key, value.kind, value.outcome, value.deadReason, value.lane]);
     expect(logged.sort()).toEqual(expired.map((record) => [record.delivery.deliveryId, 'preflight', 'dead', 'expired', 'retry']).sort());
+    // The service's own log counts them, a line per tier and destination every 10 s, not a line each.
+    const expiredLines = async () =>
+      (await readFile(scheduler.logFile, 'utf8'))
+        .split('\n')
+        .filter((line) => line.includes('retries outside the window'))
+        .map((line) => JSON.parse(line) as { level: string; tier: string; destinationId: string; count: number });
+    await expect.poll(async () => (await expiredLines()).reduce((sum, line) => sum + line.count, 0), { timeout: 15_000, interval: 500 }).toBe(2);
+    expect((await expiredLines()).map(({ level, tier, destinationId }) => [level, tier, destinationId]).sort()).toEqual(
+      expired.map((record) => ['info', record.tier, record.delivery.destinationId]).sort(),
+    );
     expect(await metricValue(scheduler.url, 'tributary_retry_unreadable_records_total', { tier: '1s' })).toBe(1);
     expect(await metricValue(scheduler.url, 'tributary_quarantined_total', { topic: stack.topics.retry('1s'), reason: 'not_framed' })).toBe(1);
     const [quarantined] = await stack.quarantined();
