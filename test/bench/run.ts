@@ -558,7 +558,7 @@ async function main(options: BenchOptions): Promise<void> {
       );
     }
     if (Object.keys(options.settings).length > 0) notes.push(`services ran with${settingsNote(options.settings).slice(1)}`);
-    if (options.logLevel !== 'info') notes.push(`services ran at LOG_LEVEL=${options.logLevel} (the services' default is info: a line per failed attempt, none per delivered one; see ANALYSIS.md)`);
+    if (options.logLevel !== 'info') notes.push(`services ran at LOG_LEVEL=${options.logLevel} (the services' default is info: a line per failed attempt, up to 10 per destination every 10 s, none per delivered one; see ANALYSIS.md)`);
 
     const result: BenchResult = {
       startedAt: startedAt.toISOString(),

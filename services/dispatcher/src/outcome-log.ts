@@ -19,7 +19,7 @@ export const FAILED_ATTEMPT_LINES = 10;
 export const FAILED_ATTEMPT_INTERVAL_MS = 10_000;
 
 /** The level of an attempt's line: failures are for operators, successes for debugging. */
-export function attemptLogLevel(outcome: AttemptOutcome): 'info' | 'debug' {
+function attemptLogLevel(outcome: AttemptOutcome): 'info' | 'debug' {
   return outcome.settlement.kind === 'delivered' ? 'debug' : 'info';
 }
 
@@ -47,6 +47,8 @@ export class AttemptLog {
 
   log(delivery: Delivery, lane: DeliveryLane, outcome: AttemptOutcome): void {
     let level = attemptLogLevel(outcome);
+    // Below the logger's level (warn, the benchmark's) there is nothing to write or count.
+    if (!this.logger.isLevelEnabled(level)) return;
     if (level === 'info' && !this.failures.count(delivery.destinationId)) level = 'debug';
     logAttempt(this.logger, level, delivery, lane, outcome);
   }
