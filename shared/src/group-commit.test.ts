@@ -37,6 +37,42 @@ describe('GroupCommit', () => {
     expect(labels(0)).toEqual(['early', 'later']);
   });
 
+  it('with lingerMs, starts a transaction at once when the queue fills one', async () => {
+    const { commit, transactions, labels } = controlledCommit();
+    const group = new GroupCommit<Chunk>({ maxRecords: 100, records: (chunk) => chunk.records, commit, lingerMs: 60_000 });
+    void group.submit({ label: 'first', records: 60 });
+    await nextTurn();
+    expect(transactions).toHaveLength(0);
+    void group.submit({ label: 'fills-it', records: 40 });
+    await nextTurn();
+    expect(labels(0)).toEqual(['first', 'fills-it']);
+    transactions[0]!.commit();
+    void group.submit({ label: 'alone', records: 100 });
+    await nextTurn();
+    expect(labels(1)).toEqual(['alone']);
+  });
+
+  it('with lingerMs, does not make chunks that waited behind a transaction wait again', async () => {
+    const { commit, transactions, labels } = controlledCommit();
+    const group = new GroupCommit<Chunk>({ maxRecords: 100, records: (chunk) => chunk.records, commit, lingerMs: 40 });
+    void group.submit({ label: 'a', records: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(labels(0)).toEqual(['a']);
+    void group.submit({ label: 'behind', records: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    transactions[0]!.commit();
+    await nextTurn();
+    expect(labels(1)).toEqual(['behind']);
+    // A chunk arriving with nothing in flight lingers as before.
+    transactions[1]!.commit();
+    await nextTurn();
+    void group.submit({ label: 'fresh', records: 1 });
+    await nextTurn();
+    expect(transactions).toHaveLength(2);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(labels(2)).toEqual(['fresh']);
+  });
+
   it('puts the chunks submitted in one turn of the event loop into one transaction', async () => {
     const { commit, transactions, labels } = controlledCommit();
     const group = groupCommit(commit);

@@ -12,7 +12,11 @@
  * would rather make fewer, larger transactions than answer within milliseconds), in which
  * the other partitions' `eachBatch` calls of the same fetch — started together by kafkajs,
  * decoding without I/O — submit theirs. Chunks submitted while a transaction is in flight
- * wait for the next one.
+ * wait for the next one. The linger is counted from the oldest waiting chunk's arrival, as a
+ * Kafka producer's `linger.ms` is, and ends early once the queue fills a transaction: chunks
+ * that already waited behind a transaction, or that are enough for one, do not wait again.
+ * (Lingering before every transaction capped a writer behind on its input at `maxRecords`
+ * per linger: the indexer caught up on a backlog at 2,000 records per 100 ms plus the write.)
  * A transaction takes queued chunks in arrival order up to `maxRecords` ingest records and
  * `maxBytes` bytes (a chunk larger than that alone still gets a transaction of its own) —
  * those of the highest `priority` first, when one is given: the router's main ingest lane goes ahead of its
@@ -50,6 +54,8 @@ export interface GroupCommitOptions<C> {
 
 interface Waiting<C> {
   chunk: C;
+  /** performance.now() at submit. */
+  since: number;
   resolve(): void;
   reject(error: unknown): void;
 }
@@ -58,26 +64,55 @@ export class GroupCommit<C> {
   private queue: Array<Waiting<C>> = [];
   /** A transaction is scheduled or in flight. */
   private busy = false;
+  /** The timer of a transaction scheduled to start when the linger ends. */
+  private lingering: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly options: GroupCommitOptions<C>) {}
 
   /** Resolves once the transaction holding the chunk committed; rejects if it did not. */
   submit(chunk: C): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ chunk, resolve, reject });
-      this.schedule();
+      this.queue.push({ chunk, since: performance.now(), resolve, reject });
+      if (this.lingering !== undefined && this.fillsTransaction()) {
+        clearTimeout(this.lingering);
+        this.lingering = undefined;
+        setImmediate(() => void this.commitNext());
+      } else {
+        this.schedule();
+      }
     });
   }
 
   private schedule(): void {
     if (this.busy || this.queue.length === 0) return;
     this.busy = true;
-    const linger = this.options.lingerMs ?? 0;
-    if (linger > 0) setTimeout(() => void this.commitNext(), linger);
+    const wait = this.lingerLeft();
+    if (wait > 0) this.lingering = setTimeout(() => void this.commitNext(), wait);
     else setImmediate(() => void this.commitNext());
   }
 
+  /** What is left of the oldest waiting chunk's linger; 0 once the queue fills a transaction. */
+  private lingerLeft(): number {
+    const linger = this.options.lingerMs ?? 0;
+    const oldest = this.queue[0];
+    if (linger <= 0 || oldest === undefined || this.fillsTransaction()) return 0;
+    return Math.max(0, oldest.since + linger - performance.now());
+  }
+
+  private fillsTransaction(): boolean {
+    const { maxRecords, records, maxBytes = Infinity, bytes } = this.options;
+    let total = 0;
+    let totalBytes = 0;
+    for (const { chunk } of this.queue) {
+      total += records(chunk);
+      totalBytes += bytes ? bytes(chunk) : 0;
+      if (total >= maxRecords || totalBytes >= maxBytes) return true;
+    }
+    return false;
+  }
+
   private async commitNext(): Promise<void> {
+    this.lingering = undefined;
     const group = this.take();
     try {
       await this.options.commit(group.map(({ chunk }) => chunk));
