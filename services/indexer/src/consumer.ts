@@ -67,6 +67,18 @@ export interface IndexerConsumerOptions {
  */
 export const LINGER_MS = 100;
 
+/**
+ * The indexer's fetches wait at the broker for this much committed data, or FETCH_WAIT_MS.
+ * The delivery path's consumers take each record the moment it is committed; the log need
+ * not, and with `minBytes: 1` it fetched — and wrote a database transaction — for every
+ * commit of the router's and the dispatcher's, a hundred-odd records at a time at 1,000
+ * events/s. Its cost per record falls with the size of a write (PGlite: about 110 µs a
+ * delivery written 100 at a time, 80 µs 500 at a time), so it reads in larger pieces.
+ */
+export const FETCH_MIN_BYTES = 256 * 1024;
+/** The longest a record waits at the broker for others: a quarter of a second, invisible in a log read by people. */
+export const FETCH_WAIT_MS = 250;
+
 /** One partition's chunk, mapped, waiting for its group commit. */
 interface IndexChunk {
   topic: string;
@@ -125,6 +137,8 @@ export class IndexerConsumer {
         heartbeatInterval: Math.min(3_000, Math.floor(sessionTimeoutMs / 3)),
         maxBytes: 16 * 1024 * 1024,
         maxBytesPerPartition: 4 * 1024 * 1024,
+        minBytes: FETCH_MIN_BYTES,
+        maxWaitTimeInMs: FETCH_WAIT_MS,
       },
       logger,
       name: 'consumer',
