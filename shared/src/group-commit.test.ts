@@ -52,14 +52,15 @@ describe('GroupCommit', () => {
     expect(labels(1)).toEqual(['alone']);
   });
 
+  // A linger far longer than a few turns of the event loop, so that a busy machine does not end it early.
   it('with lingerMs, does not make chunks that waited behind a transaction wait again', async () => {
     const { commit, transactions, labels } = controlledCommit();
-    const group = new GroupCommit<Chunk>({ maxRecords: 100, records: (chunk) => chunk.records, commit, lingerMs: 40 });
+    const group = new GroupCommit<Chunk>({ maxRecords: 100, records: (chunk) => chunk.records, commit, lingerMs: 200 });
     void group.submit({ label: 'a', records: 1 });
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await new Promise((resolve) => setTimeout(resolve, 250));
     expect(labels(0)).toEqual(['a']);
     void group.submit({ label: 'behind', records: 1 });
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await new Promise((resolve) => setTimeout(resolve, 250));
     transactions[0]!.commit();
     await nextTurn();
     expect(labels(1)).toEqual(['behind']);
@@ -69,7 +70,7 @@ describe('GroupCommit', () => {
     void group.submit({ label: 'fresh', records: 1 });
     await nextTurn();
     expect(transactions).toHaveLength(2);
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await new Promise((resolve) => setTimeout(resolve, 250));
     expect(labels(2)).toEqual(['fresh']);
   });
 
