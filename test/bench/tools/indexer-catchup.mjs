@@ -8,6 +8,8 @@
 // With the local stack running (node deploy/dist/local/with-stack.js -- sleep 3600 &) and the tree built:
 //   node test/bench/tools/indexer-catchup.mjs [events=40000] [partitions=6]
 // Prints records/s and the indexer's CPU µs per event (a message and its attempt).
+// INDEXER_NODE_ARGS adds node options to the indexer's command line, for instance
+// INDEXER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" for a profile of the catch-up (start-up included).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -88,7 +90,7 @@ console.log(`${events.toLocaleString('en')} messages and attempts written to ${n
 
 const dataDir = mkdtempSync(join(tmpdir(), 'indexer-catchup-'));
 const port = await freePort();
-const child = spawn(process.execPath, [join(repo, 'services', 'indexer', 'dist', 'main.js')], {
+const child = spawn(process.execPath, [...(process.env.INDEXER_NODE_ARGS ?? '').split(' ').filter(Boolean), join(repo, 'services', 'indexer', 'dist', 'main.js')], {
   env: { PATH: process.env.PATH ?? '', KAFKA_BROKERS: BROKERS, SCHEMA_REGISTRY_URL: REGISTRY, TOPIC_NAMESPACE: namespace, KAFKA_TOPIC_PARTITIONS: String(partitions), DELIVERY_LOG_DATA_DIR: dataDir, INSTANCE_ID: 'catchup', INDEXER_NICE: '0', HTTP_HOST: '127.0.0.1', HTTP_PORT: String(port), LOG_LEVEL: 'warn' },
   stdio: ['ignore', 'inherit', 'inherit'],
 });

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { attemptRow, foldDeliveryStates } from '../rows.js';
+import { binaryArray } from '../sql/binary-array.js';
 import { testAttempt } from '../test-records.js';
 import { insertAttempts, unnestInsert, upsertDeliveryStates } from './write.js';
 
 describe('unnestInsert', () => {
-  it('sends each column as one array, whatever the number of rows', () => {
+  it('sends each column as one binary array, whatever the number of rows', () => {
     const statement = unnestInsert(
       't',
       [
@@ -19,9 +20,9 @@ describe('unnestInsert', () => {
     );
     expect(statement.text).toBe('INSERT INTO t (a, j) SELECT u.a, u.j::json FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(a, j, ord) ORDER BY u.ord ON CONFLICT DO NOTHING');
     expect(statement.params).toEqual([
-      ['x', 'y'],
+      binaryArray('text', ['x', 'y']),
       // Kept as JSON.stringify writes it: a json column takes the escaped NUL as it is.
-      ['{"k":1}', '{"k":"\\u0000"}'],
+      binaryArray('text', ['{"k":1}', '{"k":"\\u0000"}']),
     ]);
   });
 

@@ -2,12 +2,15 @@
  * The statements that write a batch: each table's rows go in as one multi-row INSERT whose
  * columns travel as arrays (`INSERT … SELECT … FROM unnest($1::text[], …)`) — one statement
  * and a fixed number of parameters however many rows, which neither hits PostgreSQL's
- * 65,535-parameter limit nor needs a new plan per batch size. Conflicts make a write
- * idempotent: attempts and messages are inserted once (`DO NOTHING`), delivery states only
- * move forward (`DO UPDATE … WHERE` newer), and a delivered state only updates a delivery
- * already held — the deliveries table holds those that did not succeed at once.
+ * 65,535-parameter limit nor needs a new plan per batch size. The arrays go in PostgreSQL's
+ * binary format (binary-array.ts), not as text literals to be escaped and parsed back.
+ * Conflicts make a write idempotent: attempts and messages are inserted once (`DO NOTHING`),
+ * delivery states only move forward (`DO UPDATE … WHERE` newer), and a delivered state only
+ * updates a delivery already held — the deliveries table holds those that did not succeed
+ * at once.
  */
 import type { AttemptRow, DeliveryRow, MessageRow } from '../rows.js';
+import { binaryArray, type ArrayElement } from '../sql/binary-array.js';
 import type { SqlExecutor } from '../sql/client.js';
 
 export interface Statement {
@@ -22,18 +25,28 @@ interface Column<R> {
   value(row: R): unknown;
 }
 
+const ELEMENT_OF: Record<Column<never>['type'], ArrayElement> = { text: 'text', json: 'text', integer: 'int4', bigint: 'int8' };
+
+/** Each column's values as one binary array; json travels as text (how both drivers pass a JSON document) and is cast per row. */
+function columnArrays<R>(columns: readonly Column<R>[], rows: readonly R[]): Buffer[] {
+  return columns.map((column) =>
+    binaryArray(
+      ELEMENT_OF[column.type],
+      rows.map((row) => (column.type === 'json' ? JSON.stringify(column.value(row)) : column.value(row))),
+    ),
+  );
+}
+
 /** `INSERT INTO table (…) SELECT … FROM unnest(…) ORDER BY ordinality <conflict>`. Pure. */
 export function unnestInsert<R>(table: string, columns: readonly Column<R>[], rows: readonly R[], conflict: string): Statement {
   const names = columns.map((column) => column.name);
-  // json travels as text (how both drivers pass a JSON document) and is cast per row.
   const arrays = columns.map((column, index) => `$${index + 1}::${column.type === 'json' ? 'text' : column.type}[]`);
   const selected = columns.map((column) => (column.type === 'json' ? `u.${column.name}::json` : `u.${column.name}`));
   const text =
     `INSERT INTO ${table} (${names.join(', ')}) ` +
     `SELECT ${selected.join(', ')} FROM unnest(${arrays.join(', ')}) WITH ORDINALITY AS u(${names.join(', ')}, ord) ORDER BY u.ord ` +
     conflict;
-  const params = columns.map((column) => rows.map((row) => (column.type === 'json' ? JSON.stringify(column.value(row)) : column.value(row))));
-  return { text, params };
+  return { text, params: columnArrays(columns, rows) };
 }
 
 const ATTEMPT_COLUMNS: readonly Column<AttemptRow>[] = [
@@ -110,8 +123,7 @@ export function unnestUpdate<R>(table: string, columns: readonly Column<R>[], ro
   const text =
     `UPDATE ${table} SET ${assignments} FROM unnest(${arrays.join(', ')}) AS u(${names.join(', ')}) ` +
     `WHERE ${key.map((name) => `${table}.${name} = u.${name}`).join(' AND ')} AND (${condition})`;
-  const params = columns.map((column) => rows.map((row) => (column.type === 'json' ? JSON.stringify(column.value(row)) : column.value(row))));
-  return { text, params };
+  return { text, params: columnArrays(columns, rows) };
 }
 
 /**
@@ -181,7 +193,7 @@ export function heldDeliveryKeys(rows: readonly DeliveryRow[]): Statement {
     text:
       'SELECT d.source_id, d.delivery_id FROM deliveries d ' +
       'JOIN unnest($1::text[], $2::text[]) AS u(source_id, delivery_id) ON d.source_id = u.source_id AND d.delivery_id = u.delivery_id',
-    params: [rows.map((row) => row.sourceId), rows.map((row) => row.deliveryId)],
+    params: [binaryArray('text', rows.map((row) => row.sourceId)), binaryArray('text', rows.map((row) => row.deliveryId))],
   };
 }
 
