@@ -6,8 +6,10 @@
 // PGlite directory with INDEXER_NICE=0 and times it from its first indexed record to the last,
 // by its own `tributary_indexer_records_total`; its CPU from /proc over the same span.
 // With the local stack running (node deploy/dist/local/with-stack.js -- sleep 3600 &) and the tree built:
-//   node test/bench/tools/indexer-catchup.mjs [events=40000] [partitions=6]
-// Prints records/s and the indexer's CPU µs per event (a message and its attempt).
+//   node test/bench/tools/indexer-catchup.mjs [events=40000] [partitions=6] [rate=0]
+// Prints records/s and the indexer's CPU µs per event (a message and its attempt). With a rate,
+// the indexer is started first and the events are written at that pace (a tenth every 100 ms):
+// its CPU per event at a steady load rather than on a backlog.
 // INDEXER_NODE_ARGS adds node options to the indexer's command line, for instance
 // INDEXER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" for a profile of the catch-up (start-up included).
 import { spawn } from 'node:child_process';
@@ -21,6 +23,7 @@ import { AvroCodec, createKafka, createLogger, createProducer, prepareTopics, to
 
 const events = Number(process.argv[2] ?? 40_000);
 const partitions = Number(process.argv[3] ?? 6);
+const rate = Number(process.argv[4] ?? 0);
 const BROKERS = process.env.KAFKA_BROKERS ?? '127.0.0.1:9092';
 const REGISTRY = process.env.SCHEMA_REGISTRY_URL ?? 'http://127.0.0.1:8081/apis/ccompat/v7';
 const PER_SEND = 500;
@@ -79,14 +82,17 @@ const codec = new AvroCodec({ registryUrl: REGISTRY, logger });
 await prepareTopics({ kafka, codec, logger, definitions: topicDefinitions(topics), numPartitions: partitions });
 const producer = createProducer(kafka);
 await producer.connect();
-const now = Date.now();
-for (let start = 0; start < events; start += PER_SEND) {
-  const ids = Array.from({ length: Math.min(PER_SEND, events - start) }, (_, i) => `catchup-${String(start + i).padStart(8, '0')}`);
+const idOf = (index) => `catchup-${String(index).padStart(8, '0')}`;
+async function send(from, count) {
+  const now = Date.now();
+  const ids = Array.from({ length: count }, (_, i) => idOf(from + i));
   await producer.send({ topic: topics.ingest, messages: ids.map((id) => ({ key: id, value: codec.encode(topics.ingest, message(id, now)) })) });
   await producer.send({ topic: topics.attempts, messages: ids.map((id) => ({ key: id, value: codec.encode(topics.attempts, attempt(id, now)) })) });
 }
-await producer.disconnect();
-console.log(`${events.toLocaleString('en')} messages and attempts written to ${namespace} (${partitions} partitions a topic)`);
+if (rate === 0) {
+  for (let start = 0; start < events; start += PER_SEND) await send(start, Math.min(PER_SEND, events - start));
+  console.log(`${events.toLocaleString('en')} messages and attempts written to ${namespace} (${partitions} partitions a topic)`);
+}
 
 const dataDir = mkdtempSync(join(tmpdir(), 'indexer-catchup-'));
 const port = await freePort();
@@ -95,20 +101,51 @@ const child = spawn(process.execPath, [...(process.env.INDEXER_NODE_ARGS ?? '').
   stdio: ['ignore', 'inherit', 'inherit'],
 });
 const url = `http://127.0.0.1:${port}`;
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+async function untilIndexed(count) {
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the indexer exited with ${child.exitCode}`);
+    if ((await indexed(url)) >= count) return;
+    await pause(20);
+  }
+}
 try {
   let startedAt = 0;
   let startCpu = 0;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the indexer exited with ${child.exitCode}`);
-    const done = await indexed(url);
-    if (startedAt === 0 && done > 0) [startedAt, startCpu] = [performance.now(), cpuSeconds(child.pid)];
-    if (done >= 2 * events) break;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+  if (rate === 0) {
+    // Timed from the first record indexed: start-up (PGlite's initdb) is not the pace.
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`the indexer exited with ${child.exitCode}`);
+      const done = await indexed(url);
+      if (startedAt === 0 && done > 0) [startedAt, startCpu] = [performance.now(), cpuSeconds(child.pid)];
+      if (done >= 2 * events) break;
+      await pause(20);
+    }
+    const seconds = (performance.now() - startedAt) / 1000;
+    const cpu = cpuSeconds(child.pid) - startCpu;
+    console.log(`caught up on ${(2 * events).toLocaleString('en')} records in ${seconds.toFixed(1)} s: ${Math.round((2 * events) / seconds).toLocaleString('en')} records/s; indexer CPU ${cpu.toFixed(1)} s, ${Math.round((cpu * 1e6) / events)} µs per event`);
+  } else {
+    // Paced: a warm-up chunk indexed first (the indexer started and caught up), then `rate`
+    // events a second in tenths, as the router's and the dispatcher's commits bring them.
+    const warm = Math.max(1, Math.round(rate / 10));
+    await send(0, warm);
+    await untilIndexed(2 * warm);
+    [startedAt, startCpu] = [performance.now(), cpuSeconds(child.pid)];
+    let sent = warm;
+    for (let tick = 1; sent < warm + events; tick++) {
+      const count = Math.min(warm + events, warm + Math.round((tick * rate) / 10)) - sent;
+      if (count > 0) await send(sent, count);
+      sent += count;
+      const wait = startedAt + tick * 100 - performance.now();
+      if (wait > 0) await pause(wait);
+    }
+    await untilIndexed(2 * sent);
+    const seconds = (performance.now() - startedAt) / 1000;
+    const cpu = cpuSeconds(child.pid) - startCpu;
+    console.log(`${events.toLocaleString('en')} events at ${rate.toLocaleString('en')}/s indexed in ${seconds.toFixed(1)} s; indexer CPU ${cpu.toFixed(1)} s, ${Math.round((cpu * 1e6) / events)} µs per event, ${Math.round((cpu * 100) / seconds)} % of a core`);
   }
-  const seconds = (performance.now() - startedAt) / 1000;
-  const cpu = cpuSeconds(child.pid) - startCpu;
-  console.log(`caught up on ${(2 * events).toLocaleString('en')} records in ${seconds.toFixed(1)} s: ${Math.round((2 * events) / seconds).toLocaleString('en')} records/s; indexer CPU ${cpu.toFixed(1)} s, ${Math.round((cpu * 1e6) / events)} µs per event`);
 } finally {
+  await producer.disconnect();
   child.kill('SIGTERM');
   await new Promise((resolve) => child.once('exit', resolve));
   rmSync(dataDir, { recursive: true, force: true });
