@@ -1,7 +1,8 @@
 import { Writable } from 'node:stream';
 import avro from 'avsc';
-import { describe, expect, it } from 'vitest';
-import { censorSecrets, createLogger, REDACTED } from './logger.js';
+import { pino } from 'pino';
+import { describe, expect, it, vi } from 'vitest';
+import { censorLogFields, censorSecrets, createLogger, REDACTED } from './logger.js';
 
 function capture(): { lines: () => string; stream: Writable } {
   const chunks: string[] = [];
@@ -99,6 +100,35 @@ describe('censorSecrets', () => {
     const elsewhere = censorSecrets({ cause: Object.assign(new Error('nested'), { source: { writeKey: 'WK-nested' } }) });
     expect(JSON.stringify(elsewhere)).not.toContain('WK-nested');
     expect(elsewhere.cause).toMatchObject({ type: 'Error', message: 'nested' });
+  });
+
+  it('writes a logged error once, censored by its serializer, beside censored fields', () => {
+    const out = capture();
+    const logger = createLogger({ service: 'test', destination: out.stream });
+    const serialize = vi.spyOn(pino.stdSerializers, 'err');
+    try {
+      logger.error({ source: { writeKey: 'WK-beside' }, err: new Error('nothing secret in it') }, 'failed');
+      logger.warn({ error: Object.assign(new Error('under error'), { headers: { authorization: 'Bearer T' } }) }, 'failed too');
+      expect(serialize).toHaveBeenCalledTimes(2);
+    } finally {
+      serialize.mockRestore();
+    }
+    const [first, second] = out.lines().trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(first).toMatchObject({ source: { writeKey: REDACTED }, err: { type: 'Error', message: 'nothing secret in it' } });
+    expect(second).toMatchObject({ error: { message: 'under error', headers: { authorization: REDACTED } } });
+    expect(out.lines()).not.toContain('Bearer T');
+  });
+
+  it("leaves a line's errors to the serializer, its other fields censored in their order, the caller's object unchanged", () => {
+    const err = new Error('e');
+    const fields = { a: 1, err, b: { writeKey: 'WK' } };
+    const censored = censorLogFields(fields);
+    expect(Object.keys(censored)).toEqual(['a', 'err', 'b']);
+    expect(censored.err).toBe(err);
+    expect(censored.b).toEqual({ writeKey: REDACTED });
+    expect(fields.b.writeKey).toBe('WK');
+    const plain = { a: 1 };
+    expect(censorLogFields(plain)).toBe(plain);
   });
 
   it('censors child bindings', () => {

@@ -79,6 +79,25 @@ function censoredError(error: Error): ReturnType<typeof pino.stdSerializers.err>
   return censorSecrets(pino.stdSerializers.err(error));
 }
 
+/** The keys pino writes with `censoredError` (see `createLogger`'s serializers). */
+const SERIALIZED_ERROR_KEYS = ['err', 'error'] as const;
+
+/**
+ * A line's fields censored, except an Error under `err` or `error`: pino's serializer for those
+ * keys (`censoredError`) writes and censors it afterwards, and walking it here as well wrote
+ * each logged error twice. Pure; the caller's object is never changed.
+ */
+export function censorLogFields(fields: Record<string, unknown>): Record<string, unknown> {
+  const errorKeys = SERIALIZED_ERROR_KEYS.filter((key) => fields[key] instanceof Error);
+  if (errorKeys.length === 0) return censorSecrets(fields);
+  // Held out of the walk as undefined (which it passes over), so the fields keep their order.
+  const others: Record<string, unknown> = { ...fields };
+  for (const key of errorKeys) others[key] = undefined;
+  const censored = censorSecrets(others);
+  for (const key of errorKeys) censored[key] = fields[key];
+  return censored;
+}
+
 export interface LoggerSettings {
   service: string;
   level?: string;
@@ -94,7 +113,7 @@ export function createLogger({ service, level = 'info', destination }: LoggerSet
     serializers: { err: censoredError, error: censoredError },
     formatters: {
       level: (label) => ({ level: label }),
-      log: (object) => censorSecrets(object),
+      log: (object) => censorLogFields(object),
       bindings: (bindings) => censorSecrets(bindings),
     },
   };
