@@ -17,18 +17,35 @@ import { adminClient, freePort, startService, type RunningService, type ServiceN
 export const ADMIN_TOKEN = 'fault-admin-token';
 export const SERVICES: readonly ServiceName[] = ['ingest', 'router', 'dispatcher', 'retry-scheduler'];
 
-/** A private stack: own ports, own throwaway data dir. */
+/** Tries of a private stack whose ports another process took first. */
+const STACK_TRIES = 3;
+
+/**
+ * A private stack: own ports, own throwaway data dir. A free port is free when asked, not
+ * necessarily when the broker binds it a few seconds later (any outgoing connection on the
+ * machine may be given it meanwhile): a start that fails on "Address already in use" — it has
+ * stopped what it started — is tried again on new ports. Any other failure is thrown at once.
+ */
 export async function startPrivateStack(log: (line: string) => void): Promise<{ stack: RunningStack; remove(): Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), 'tributary-fault-'));
-  const [kafka, controller, registry] = [await freePort(), await freePort(), await freePort()];
-  const stack = await ensureLocalStack({ dataDir: join(dir, 'data'), logDir: join(dir, 'logs'), ports: { kafka, controller, registry }, fresh: true, log });
-  return {
-    stack,
-    remove: async () => {
-      await stack.stop();
+  for (let attempt = 1; ; attempt++) {
+    const dir = mkdtempSync(join(tmpdir(), 'tributary-fault-'));
+    const [kafka, controller, registry] = [await freePort(), await freePort(), await freePort()];
+    try {
+      const stack = await ensureLocalStack({ dataDir: join(dir, 'data'), logDir: join(dir, 'logs'), ports: { kafka, controller, registry }, fresh: true, log });
+      return {
+        stack,
+        remove: async () => {
+          await stack.stop();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    } catch (error) {
+      const taken = error instanceof Error && error.message.includes('Address already in use');
+      if (!taken || attempt >= STACK_TRIES) throw error;
+      log(`a port of the private stack was taken before it bound it (try ${attempt} of ${STACK_TRIES}): starting again on new ports`);
       rmSync(dir, { recursive: true, force: true });
-    },
-  };
+    }
+  }
 }
 
 interface Supervised {
