@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { runCommand } from '../local/java.js';
 import { repoRoot } from '../local/paths.js';
+import { SERVICE_NODE_ARGS } from '../local/service-env.js';
 import { SERVICES, type ServiceName } from '../observability/metrics.js';
 import { ensureGoTool, HELM } from '../tests/go-tools.js';
 
@@ -145,13 +146,13 @@ describe('helm template with the default values', () => {
     objects = await render();
   });
 
-  it('renders one Deployment per service, running that service from the one image', () => {
+  it('renders one Deployment per service, running that service from the one image with the services\' Node options', () => {
     expect(byKind(objects, 'Deployment').map((d) => d.metadata.name).sort()).toEqual(SERVICES.map((s) => `rel-tributary-${s}`).sort());
     for (const service of SERVICES) {
       const container = containerOf(objects, service);
       expect(container.image).toBe('tributary:0.1.0');
-      expect(container.args).toEqual(['node', `services/${service}/dist/main.js`]);
-      const entry = join(repoRoot, container.args[1] ?? '');
+      expect(container.args).toEqual(['node', ...SERVICE_NODE_ARGS, `services/${service}/dist/main.js`]);
+      const entry = join(repoRoot, container.args.at(-1) ?? '');
       expect(existsSync(entry), `${entry} is missing: run \`npm run build\` first`).toBe(true);
     }
   });

@@ -1,5 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { localSettings, readinessUrl, serviceEnv } from './service-env.js';
+import { localSettings, readinessUrl, SERVICE_NODE_ARGS, serviceEnv } from './service-env.js';
 
 const stack = { brokers: ['127.0.0.1:9092'], registryUrl: 'http://127.0.0.1:8081/apis/ccompat/v7' };
 const resolvePath = (p: string): string => (p.startsWith('/') ? p : `/cwd/${p}`);
@@ -75,5 +76,14 @@ describe('readinessUrl', () => {
     const settings = localSettings({ INGEST_PORT: '8088' }, '/c.yaml', resolvePath);
     expect(readinessUrl('ingest', settings)).toBe('http://127.0.0.1:8088/readyz');
     expect(readinessUrl('router', settings)).toBe('http://127.0.0.1:9101/readyz');
+  });
+});
+
+describe('SERVICE_NODE_ARGS', () => {
+  it('are options this Node takes on a command line (an unknown or misspelt one stops node with "bad option")', () => {
+    const run = spawnSync(process.execPath, [...SERVICE_NODE_ARGS, '-e', 'process.stdout.write(JSON.stringify(process.execArgv))'], { encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    expect((JSON.parse(run.stdout) as string[]).slice(0, SERVICE_NODE_ARGS.length)).toEqual([...SERVICE_NODE_ARGS]);
   });
 });

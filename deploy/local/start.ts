@@ -16,7 +16,7 @@ import { pollUntil } from './poll.js';
 import { afterExit } from './restart-policy.js';
 import { isAlive, readCommandLine, signalGroup, stopProcess, type ExitInfo } from './processes.js';
 import { ensureLocalStack, type RunningStack, type StackEndpoints } from './stack.js';
-import { localSettings, OPS_PORTS, readinessUrl, serviceEnv, SERVICES, type LocalSettings, type ServiceName } from './service-env.js';
+import { localSettings, OPS_PORTS, readinessUrl, SERVICE_NODE_ARGS, serviceEnv, SERVICES, type LocalSettings, type ServiceName } from './service-env.js';
 
 const DEMO_SECRET = 'local-demo-secret';
 const DEMO_PORT = 8090;
@@ -62,7 +62,7 @@ async function reapStaleServices(): Promise<void> {
 function spawnService(name: ServiceName, entry: string, env: NodeJS.ProcessEnv, prefix: string): RunningService {
   // Own process group, like the JVMs: the services treat a second signal as "exit now", and a
   // terminal Ctrl-C would otherwise hit them at the same moment as our SIGTERM.
-  const child = spawn(process.execPath, [entry], { cwd: repoRoot, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...SERVICE_NODE_ARGS, entry], { cwd: repoRoot, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   if (child.pid === undefined) throw new Error(`could not start ${name}`);
   const stdout = new LinePrefixer(prefix, (l) => process.stdout.write(l));
   const stderr = new LinePrefixer(prefix, (l) => process.stderr.write(l));

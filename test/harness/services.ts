@@ -8,6 +8,7 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SERVICE_NODE_ARGS } from '@tributary/deploy/service-env';
 
 export type ServiceName = 'ingest' | 'router' | 'dispatcher' | 'retry-scheduler' | 'indexer';
 
@@ -44,7 +45,7 @@ export interface StartServiceOptions {
   env: Record<string, string>;
   /** Wait for /readyz to answer 200 (default true). */
   waitReady?: boolean;
-  /** Node options before the script, such as `--cpu-prof` (which NODE_OPTIONS does not take). */
+  /** Node options before the script beside the services' own (SERVICE_NODE_ARGS), such as `--cpu-prof` (which NODE_OPTIONS does not take). */
   nodeArgs?: string[];
   readyTimeoutMs?: number;
   /** Listen on this port rather than a free one picked here (when another service must know it first). */
@@ -58,7 +59,7 @@ export async function startService(name: ServiceName, options: StartServiceOptio
   const logFile = join(LOG_DIR, `${namespace}-${name}-${port}.log`);
   const log = createWriteStream(logFile);
   const main = join(REPO_ROOT, 'services', name, 'dist', 'main.js');
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), main], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_ARGS, ...(options.nodeArgs ?? []), main], {
     env: {
       PATH: process.env.PATH ?? '',
       LOG_LEVEL: process.env.TEST_SERVICE_LOG_LEVEL ?? 'info',

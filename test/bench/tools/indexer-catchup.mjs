@@ -10,7 +10,8 @@
 // Prints records/s and the indexer's CPU µs per event (a message and its attempt). With a rate,
 // the indexer is started first and the events are written at that pace (a tenth every 100 ms):
 // its CPU per event at a steady load rather than on a backlog.
-// INDEXER_NODE_ARGS adds node options to the indexer's command line, for instance
+// The indexer runs with the services' Node options (SERVICE_NODE_ARGS); INDEXER_NODE_ARGS adds
+// more to its command line (a later one wins), for instance
 // INDEXER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" for a profile of the catch-up (start-up included).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -20,6 +21,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deliveryKey, topicNames } from '../../../schemas/dist/index.js';
 import { AvroCodec, createKafka, createLogger, createProducer, prepareTopics, topicDefinitions } from '../../../shared/dist/index.js';
+import { SERVICE_NODE_ARGS } from '../../../deploy/dist/local/service-env.js';
 
 const events = Number(process.argv[2] ?? 40_000);
 const partitions = Number(process.argv[3] ?? 6);
@@ -96,7 +98,7 @@ if (rate === 0) {
 
 const dataDir = mkdtempSync(join(tmpdir(), 'indexer-catchup-'));
 const port = await freePort();
-const child = spawn(process.execPath, [...(process.env.INDEXER_NODE_ARGS ?? '').split(' ').filter(Boolean), join(repo, 'services', 'indexer', 'dist', 'main.js')], {
+const child = spawn(process.execPath, [...SERVICE_NODE_ARGS, ...(process.env.INDEXER_NODE_ARGS ?? '').split(' ').filter(Boolean), join(repo, 'services', 'indexer', 'dist', 'main.js')], {
   env: { PATH: process.env.PATH ?? '', KAFKA_BROKERS: BROKERS, SCHEMA_REGISTRY_URL: REGISTRY, TOPIC_NAMESPACE: namespace, KAFKA_TOPIC_PARTITIONS: String(partitions), DELIVERY_LOG_DATA_DIR: dataDir, INSTANCE_ID: 'catchup', INDEXER_NICE: '0', HTTP_HOST: '127.0.0.1', HTTP_PORT: String(port), LOG_LEVEL: 'warn' },
   stdio: ['ignore', 'inherit', 'inherit'],
 });
