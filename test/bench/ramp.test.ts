@@ -73,6 +73,17 @@ describe('judgeStep', () => {
     expect(judgeStep(keptUp(1000, { kafkaLagSamples: samples }), 0.05).reasons).toEqual([`Kafka consumer lag grew by ${growth} records`]);
   });
 
+  it('lets the lag grow by lagSlackSeconds of the offered rate beyond the tolerance, and no more', () => {
+    // 3,100/s over 6 s: the tolerance is 930 records, half a second of the rate 1,550 more.
+    const grew = (records: number) => keptUp(3100, { kafkaLagSamples: [{ at: 0, lag: 100 }, { at: 6_000, lag: 100 + records }] });
+    expect(judgeStep(grew(1_560), 0.05).sustained).toBe(false);
+    expect(judgeStep(grew(1_560), 0.05, 500, DEFAULT_RAMP.lagSlackSeconds).sustained).toBe(true);
+    expect(judgeStep(grew(2_480), 0.05, 500, 0.5).sustained).toBe(true);
+    expect(judgeStep(grew(2_481), 0.05, 500, 0.5).reasons).toEqual(['Kafka consumer lag grew by 2481 records']);
+    // A rate a consumer cannot carry still fails by far: 5,200/s, +8,632 over the step.
+    expect(judgeStep(keptUp(5200, { kafkaLagSamples: [{ at: 0, lag: 0 }, { at: 6_000, lag: 8_632 }] }), 0.05, 500, 0.5).sustained).toBe(false);
+  });
+
   it('with fewer than four readings, takes the last minus the first', () => {
     expect(lagFloorGrowth([])).toBe(0);
     expect(lagFloorGrowth([{ at: 0, lag: 50 }])).toBe(0);

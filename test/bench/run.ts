@@ -304,17 +304,20 @@ async function main(options: BenchOptions): Promise<void> {
     };
 
     const timelinePhases: ChartPhase[] = [];
-    const runPhase = async (label: string, chartLabel: string, tag: string, rate: number, seconds: number) => {
+    /** Runs `rate` for `seconds`, saying how it goes every PROGRESS_EVERY_MS; returns the lag read each time. */
+    const runPhase = async (label: string, chartLabel: string, tag: string, rate: number, seconds: number): Promise<LagSample[]> => {
       const from = elapsed();
       setRate(rate, tag);
       collector.progressLatency = new LatencyHistogram();
       const end = Date.now() + seconds * 1000;
       let last = await flushed();
+      const lagSamples: LagSample[] = [];
       while (Date.now() < end) {
         await sleep(Math.min(PROGRESS_EVERY_MS, end - Date.now()));
         const now = await flushed();
         const span = (now.at - last.at) / 1000 || 1;
         const lag = await kafkaLag(admin, topics, withIndexer);
+        lagSamples.push({ at: Date.now(), lag: laggedRecords(lag) });
         say(
           `${label} @ ${int(rate)}/s: accepted ${int((now.accepted - last.accepted) / span)}/s, delivered ${int((now.delivered - last.delivered) / span)}/s, ` +
             `backlog ${int(collector.backlog())}, lag router ${int(lag.router)} dispatcher ${int(lag.dispatcher)} indexer ${int(lag.indexer)}, p99 ${ms(collector.progressLatency.percentile(99))} ms`,
@@ -323,6 +326,7 @@ async function main(options: BenchOptions): Promise<void> {
       }
       setRate(0, tag);
       timelinePhases.push({ label: chartLabel, fromS: from, toS: elapsed() });
+      return lagSamples;
     };
 
     // Warm-up: JIT, connections, and the proof that messages get through.
@@ -387,6 +391,7 @@ async function main(options: BenchOptions): Promise<void> {
         },
         options.ramp.tolerance,
         options.ramp.maxP99Ms,
+        options.ramp.lagSlackSeconds,
       );
       verdicts.push(verdict);
       rampSteps.push({ ...verdict, kafkaLagEnd: lagEnd, backlogEnd: end.accepted - end.delivered });
@@ -421,7 +426,7 @@ async function main(options: BenchOptions): Promise<void> {
       const start = await flushed();
       const fromMicros = monotonicMicros();
       const fromS = elapsed();
-      await runPhase(label, `${label.slice(0, 3)} ${int(rate)}/s`, tag, rate, seconds);
+      const lagSamples = await runPhase(label, `${label.slice(0, 3)} ${int(rate)}/s`, tag, rate, seconds);
       const end = await flushed();
       const toMicros = monotonicMicros();
       const toS = elapsed();
@@ -438,6 +443,7 @@ async function main(options: BenchOptions): Promise<void> {
         toMicros,
         fromS,
         toS,
+        lagSamples,
         partial: {
           name,
           label,
@@ -477,7 +483,8 @@ async function main(options: BenchOptions): Promise<void> {
           delivered: p.deliveredEvents,
           backlogStart: 0,
           backlogEnd: p.backlogAtEnd,
-          kafkaLagSamples: [],
+          // Read every 5 s through the hold: a consumer that cannot carry the rate shows here too.
+          kafkaLagSamples: held.lagSamples,
           latencyP99Ms: arrivals.count > 0 ? arrivals.percentile(99) : undefined,
         },
         options.ramp.tolerance,
