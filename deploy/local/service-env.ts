@@ -26,15 +26,16 @@ export const INGEST_MAX_OLD_SPACE_MB = 160;
  * The Node options every service runs with — under npm start, in the tests and benchmarks
  * (test/harness), in the image's CMD and the chart's args (their tests hold them to this list).
  *
- * `--initial-old-space-size=96`: left to itself, V8 gave these services (30–40 MB live, a
- * batch's records surviving a scavenge or two on their way to Kafka or the database) an old
- * generation limit of about 1.7 times what survived, and `--trace-incremental-marking` showed it
+ * `--initial-old-space-size=96`: left to itself, V8 gave the indexer (30–40 MB live, like the
+ * others, a batch's records surviving a scavenge or two on their way to the database or Kafka) an
+ * old generation limit of about 1.7 times what survived, and `--trace-incremental-marking` showed it
  * starting the next full collection with 23–25 MB of that room still free — in the indexer at
- * 1,000 events/s, 24–45 full collections in 30 s and 150–215 µs of CPU per event. With the old
- * generation's initial size at 96 MB: 12 in the same 30 s (most at start-up) and 130–140 µs; in
- * the benchmark at 1,000/s the router, the dispatcher and the indexer spent 10–30 % less CPU per
- * event. The cost: a heap that grows to about 96 MB before a full collection, where it stopped
- * at 55 (the benchmark's peak RSS of ingest, the router and the dispatcher: 13–80 MB more).
+ * 1,000 events/s, 22–45 full collections in 30 s and 152–200 µs of CPU per event. With the old
+ * generation's initial size at 96 MB: 12–13 in the same 30 s (most at start-up) and 130–140 µs;
+ * in the benchmark at 1,000/s the router, the dispatcher and the indexer spent 10–30 % less CPU
+ * per event. The cost: a heap that grows to about 96 MB before a full collection, where it stopped
+ * at 55 (the benchmark's peak RSS: ingest 70–80 MB more, the router and the dispatcher within
+ * their run-to-run spread).
  */
 export const SERVICE_NODE_ARGS: readonly string[] = ['--initial-old-space-size=96'];
 export const DEFAULT_INGEST_PORT = 8080;
