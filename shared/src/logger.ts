@@ -79,7 +79,7 @@ function censoredError(error: Error): ReturnType<typeof pino.stdSerializers.err>
   return censorSecrets(pino.stdSerializers.err(error));
 }
 
-/** The keys pino writes with `censoredError` (see `createLogger`'s serializers). */
+/** The keys pino writes with `censoredError`: `createLogger`'s serializers, and what `censorLogFields` leaves to them. */
 const SERIALIZED_ERROR_KEYS = ['err', 'error'] as const;
 
 /**
@@ -110,7 +110,7 @@ export function createLogger({ service, level = 'info', destination }: LoggerSet
     level,
     base: { service },
     timestamp: pino.stdTimeFunctions.isoTime,
-    serializers: { err: censoredError, error: censoredError },
+    serializers: Object.fromEntries(SERIALIZED_ERROR_KEYS.map((key) => [key, censoredError])),
     formatters: {
       level: (label) => ({ level: label }),
       log: (object) => censorLogFields(object),

@@ -172,6 +172,7 @@ async function kafkaLag(admin: Admin, topics: TopicNames, withIndexer: boolean):
 
 /** What the ramp counts as the pipeline's Kafka lag: every consumer the run started, the indexer's included. */
 const laggedRecords = (lag: KafkaLag) => lag.router + lag.dispatcher + lag.indexer;
+const lagSample = (lag: KafkaLag): LagSample => ({ at: Date.now(), lag: laggedRecords(lag) });
 
 /** How often a ramp step's measured window reads the lag: a dozen readings in the default 6 s. */
 const LAG_SAMPLE_INTERVAL_MS = 500;
@@ -274,7 +275,7 @@ async function main(options: BenchOptions): Promise<void> {
     processes.add('load generator', generator.process.pid);
     const runStartCpu = processes.snapshot();
     const runStartAt = Date.now();
-    const lagReading = async (): Promise<LagSample> => ({ at: Date.now(), lag: laggedRecords(await kafkaLag(admin, topics, withIndexer)) });
+    const lagReading = async (): Promise<LagSample> => lagSample(await kafkaLag(admin, topics, withIndexer));
     /** Counters including everything the children have seen up to now. */
     const flushed = async (): Promise<Counters> => {
       const windows = Promise.all([receiver!.next('window', 10_000), generator!.next('window', 10_000)]);
@@ -317,7 +318,7 @@ async function main(options: BenchOptions): Promise<void> {
         const now = await flushed();
         const span = (now.at - last.at) / 1000 || 1;
         const lag = await kafkaLag(admin, topics, withIndexer);
-        lagSamples.push({ at: Date.now(), lag: laggedRecords(lag) });
+        lagSamples.push(lagSample(lag));
         say(
           `${label} @ ${int(rate)}/s: accepted ${int((now.accepted - last.accepted) / span)}/s, delivered ${int((now.delivered - last.delivered) / span)}/s, ` +
             `backlog ${int(collector.backlog())}, lag router ${int(lag.router)} dispatcher ${int(lag.dispatcher)} indexer ${int(lag.indexer)}, p99 ${ms(collector.progressLatency.percentile(99))} ms`,

@@ -40,10 +40,10 @@ export async function startPrivateStack(log: (line: string) => void): Promise<{ 
         },
       };
     } catch (error) {
+      rmSync(dir, { recursive: true, force: true });
       const taken = error instanceof Error && error.message.includes('Address already in use');
       if (!taken || attempt >= STACK_TRIES) throw error;
       log(`a port of the private stack was taken before it bound it (try ${attempt} of ${STACK_TRIES}): starting again on new ports`);
-      rmSync(dir, { recursive: true, force: true });
     }
   }
 }
