@@ -66,16 +66,20 @@ function cpuSeconds(pid) {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-async function indexed(url) {
+/** The sum of a metric's series (0 while the indexer is not listening yet). */
+async function metricSum(url, prefix) {
   try {
     const text = await (await fetch(`${url}/metrics`)).text();
     let total = 0;
-    for (const line of text.split('\n')) if (line.startsWith('tributary_indexer_records_total{')) total += Number(line.split(' ').pop());
+    for (const line of text.split('\n')) if (line.startsWith(prefix)) total += Number(line.split(' ').pop());
     return total;
   } catch {
-    return 0; // not listening yet
+    return 0;
   }
 }
+const indexed = (url) => metricSum(url, 'tributary_indexer_records_total{');
+/** Database transactions so far (one per group commit). */
+const writes = (url) => metricSum(url, 'tributary_indexer_batch_write_duration_seconds_count');
 
 const namespace = `catchup-${Date.now().toString(36)}`;
 const topics = topicNames(namespace);
@@ -133,6 +137,7 @@ try {
     await send(0, warm);
     await untilIndexed(2 * warm);
     [startedAt, startCpu] = [performance.now(), cpuSeconds(child.pid)];
+    const writesBefore = await writes(url);
     let sent = warm;
     for (let tick = 1; sent < warm + events; tick++) {
       const count = Math.min(warm + events, warm + Math.round((tick * rate) / 10)) - sent;
@@ -144,7 +149,11 @@ try {
     await untilIndexed(2 * sent);
     const seconds = (performance.now() - startedAt) / 1000;
     const cpu = cpuSeconds(child.pid) - startCpu;
-    console.log(`${events.toLocaleString('en')} events at ${rate.toLocaleString('en')}/s indexed in ${seconds.toFixed(1)} s; indexer CPU ${cpu.toFixed(1)} s, ${Math.round((cpu * 1e6) / events)} µs per event, ${Math.round((cpu * 100) / seconds)} % of a core`);
+    const transactions = (await writes(url)) - writesBefore;
+    console.log(
+      `${events.toLocaleString('en')} events at ${rate.toLocaleString('en')}/s indexed in ${seconds.toFixed(1)} s; indexer CPU ${cpu.toFixed(1)} s, ${Math.round((cpu * 1e6) / events)} µs per event, ` +
+        `${Math.round((cpu * 100) / seconds)} % of a core; ${transactions} database transactions, ${Math.round((2 * events) / Math.max(1, transactions))} records each`,
+    );
   }
 } finally {
   await producer.disconnect();
