@@ -9,7 +9,8 @@
 //   node test/bench/tools/indexer-catchup.mjs [events=40000] [partitions=6] [rate=0]
 // Prints records/s and the indexer's CPU µs per event (a message and its attempt). With a rate,
 // the indexer is started first and the events are written at that pace (a tenth every 100 ms):
-// its CPU per event at a steady load rather than on a backlog.
+// its CPU per event at a steady load rather than on a backlog, and how many database
+// transactions it wrote them in (records per transaction: whether a steady load writes smaller ones).
 // The indexer runs with the services' Node options (SERVICE_NODE_ARGS); INDEXER_NODE_ARGS adds
 // more to its command line (a later one wins), for instance
 // INDEXER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" for a profile of the catch-up (start-up included).
