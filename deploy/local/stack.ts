@@ -368,7 +368,8 @@ export async function ensureLocalStack(opts: LocalStackOptions): Promise<Running
     throw err;
   }
 
-  const waitReady = async (proc: DetachedProcess, what: string, check: () => Promise<boolean>): Promise<void> => {
+  /** `since`: when the wait's process was started, so that a restart's log says how long the restart took. */
+  const waitReady = async (proc: DetachedProcess, what: string, check: () => Promise<boolean>, since = started): Promise<void> => {
     try {
       await pollUntil(async () => ((await check()) ? true : undefined), {
         timeoutMs,
@@ -378,7 +379,7 @@ export async function ensureLocalStack(opts: LocalStackOptions): Promise<Running
           return info ? `the process exited (${info.signal ?? `code ${info.code}`})` : undefined;
         },
       });
-      log(`${what} ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      log(`${what} ready in ${((Date.now() - since) / 1000).toFixed(1)} s`);
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       throw new Error(await describeFailure(proc, what, reason));
@@ -406,9 +407,10 @@ export async function ensureLocalStack(opts: LocalStackOptions): Promise<Running
     async start(): Promise<void> {
       // Without the class-data archive flags: this start must not record one.
       const entry = kafkaEntry();
+      const restarted = Date.now();
       entry.proc = spawnKafka(kafkaCds.readOnlyFlags);
       await recordPids();
-      await waitReady(entry.proc, `Kafka ${installed.kafka.version} (restarted)`, () => kafkaAnswers(endpoints.brokers));
+      await waitReady(entry.proc, `Kafka ${installed.kafka.version} (restarted)`, () => kafkaAnswers(endpoints.brokers), restarted);
     },
   };
   const registryProcess = () => processes.find(({ proc }) => proc.name === 'registry')!.proc;
