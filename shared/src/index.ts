@@ -7,6 +7,7 @@ export * from './lifecycle.js';
 export * from './logger.js';
 export * from './log-tally.js';
 export * from './metrics.js';
+export * from './tally-metrics.js';
 export * from './table.js';
 export * from './destination-health.js';
 export * from './config-model.js';

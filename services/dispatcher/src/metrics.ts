@@ -1,23 +1,25 @@
 /** The dispatcher's Prometheus series, registered on the service's registry. */
 import { Counter, Gauge, Histogram } from 'prom-client';
-import { createQuarantineCounter, DELIVERY_LATENCY_BUCKETS, LATENCY_BUCKETS, type Metrics } from '@tributary/shared';
+import { createQuarantineCounter, DELIVERY_LATENCY_BUCKETS, LATENCY_BUCKETS, TallyCounter, TallyHistogram, type Metrics, type TallyCounterChild, type TallyHistogramChild } from '@tributary/shared';
 import type { CircuitState } from '@tributary/schemas';
 import { LOOKUP_ANSWERS } from './host-lookup.js';
 import type { Settlement } from './next-step.js';
 
 export interface DispatcherMetrics {
+  // The series fed once per delivery or request are tallies (shared `tally-metrics`): plain
+  // numbers read at each scrape, without prom-client's label hashing on every call.
   /** Receipt by ingest → first 2xx, retries included. */
-  deliveryLatency: Histogram<never>;
+  deliveryLatency: TallyHistogram;
   /** One webhook request (one URL), by outcome: success, or the retryable kind / fatal reason. */
-  requestDuration: Histogram<'outcome'>;
+  requestDuration: TallyHistogram;
   /** Webhook requests by class (success, retryable, fatal) and status class (2xx … 5xx, none). */
-  attempts: Counter<'outcome' | 'status_class'>;
+  attempts: TallyCounter;
   /** Deliveries settled, by result: delivered, retry, dead, deferred. */
-  settled: Counter<'result'>;
-  deadLetters: Counter<'reason'>;
-  retriesScheduled: Counter<'tier'>;
+  settled: TallyCounter;
+  deadLetters: TallyCounter;
+  retriesScheduled: TallyCounter;
   /** Deliveries put back on the ladder without a request, by why. */
-  deferred: Counter<'reason'>;
+  deferred: TallyCounter;
   /** Webhook host names resolved, by how (host-lookup.ts). */
   hostLookups: Counter<'answer'>;
   /** Deliveries being attempted now. */
@@ -39,7 +41,7 @@ export interface DispatcherMetrics {
   destinationBacklog: Gauge<'destination' | 'lane'>;
   destinationInFlight: Gauge<'destination'>;
   /** Per destination: deliveries settled by result (delivered, retry, dead, deferred). */
-  destinationDeliveries: Counter<'destination' | 'result'>;
+  destinationDeliveries: TallyCounter;
 }
 
 export const CIRCUIT_STATE_VALUE: Record<CircuitState, number> = { closed: 0, half_open: 1, open: 2 };
@@ -47,48 +49,48 @@ export const CIRCUIT_STATE_VALUE: Record<CircuitState, number> = { closed: 0, ha
 export function createDispatcherMetrics({ registry }: Metrics): DispatcherMetrics {
   const registers = [registry];
   const metrics: DispatcherMetrics = {
-    deliveryLatency: new Histogram({
+    deliveryLatency: new TallyHistogram({
       name: 'tributary_delivery_latency_seconds',
       help: 'Time from receipt by ingest to the first 2xx answer, retries included',
       buckets: DELIVERY_LATENCY_BUCKETS,
-      registers,
+      registry,
     }),
-    requestDuration: new Histogram({
+    requestDuration: new TallyHistogram({
       name: 'tributary_webhook_request_duration_seconds',
       help: 'Duration of one webhook request (connect to end of response body) by outcome',
       labelNames: ['outcome'],
       buckets: LATENCY_BUCKETS,
-      registers,
+      registry,
     }),
-    attempts: new Counter({
+    attempts: new TallyCounter({
       name: 'tributary_delivery_attempts_total',
       help: 'Webhook requests by outcome class and HTTP status class',
       labelNames: ['outcome', 'status_class'],
-      registers,
+      registry,
     }),
-    settled: new Counter({
+    settled: new TallyCounter({
       name: 'tributary_dispatcher_deliveries_total',
       help: 'Deliveries settled by the dispatcher, by result',
       labelNames: ['result'],
-      registers,
+      registry,
     }),
-    deadLetters: new Counter({
+    deadLetters: new TallyCounter({
       name: 'tributary_dead_letters_total',
       help: 'Deliveries written to the dead-letter topic, by reason',
       labelNames: ['reason'],
-      registers,
+      registry,
     }),
-    retriesScheduled: new Counter({
+    retriesScheduled: new TallyCounter({
       name: 'tributary_retries_scheduled_total',
       help: 'Retry records written, by tier',
       labelNames: ['tier'],
-      registers,
+      registry,
     }),
-    deferred: new Counter({
+    deferred: new TallyCounter({
       name: 'tributary_dispatcher_deferred_total',
       help: 'Deliveries put back on the retry ladder without a request: circuit_open or backlog_full',
       labelNames: ['reason'],
-      registers,
+      registry,
     }),
     hostLookups: new Counter({
       name: 'tributary_dispatcher_host_lookups_total',
@@ -127,11 +129,11 @@ export function createDispatcherMetrics({ registry }: Metrics): DispatcherMetric
       registers,
     }),
     destinationInFlight: new Gauge({ name: 'tributary_destination_in_flight', help: 'Attempts of a destination running now', labelNames: ['destination'], registers }),
-    destinationDeliveries: new Counter({
+    destinationDeliveries: new TallyCounter({
       name: 'tributary_destination_deliveries_total',
       help: 'Deliveries of a destination settled by this dispatcher, by result (delivered, retry, dead, deferred)',
       labelNames: ['destination', 'result'],
-      registers,
+      registry,
     }),
   };
   // Every answer's series from the start, so a rate of failed lookups is defined before the first.
@@ -140,56 +142,48 @@ export function createDispatcherMetrics({ registry }: Metrics): DispatcherMetric
 }
 
 type Result = 'delivered' | 'retry' | 'dead' | 'deferred';
-type CounterChild = ReturnType<Counter<string>['labels']>;
 
-/**
- * The per-delivery counters, with their labelled children kept: prom-client hashes the label
- * values on every `labels()` call, which showed in the dispatcher's profile at thousands of
- * settlements a second.
- */
+/** The per-delivery series, with their children kept: finding a child builds a key from its label values. */
 export class DestinationSeries {
-  private readonly settledBy = new Map<Result, CounterChild>();
-  private readonly requestsBy = new Map<string, ReturnType<Histogram<string>['labels']>>();
-  private readonly attemptsBy = new Map<string, CounterChild>();
-  private readonly deferredBy = new Map<string, CounterChild>();
-  private readonly byDestination = new Map<string, Map<Result, CounterChild>>();
+  private readonly latency: TallyHistogramChild;
+  private readonly settledBy = new Map<Result, TallyCounterChild>();
+  private readonly retriesBy = new Map<string, TallyCounterChild>();
+  private readonly deadBy = new Map<string, TallyCounterChild>();
+  private readonly requestsBy = new Map<string, TallyHistogramChild>();
+  private readonly attemptsBy = new Map<string, TallyCounterChild>();
+  private readonly deferredBy = new Map<string, TallyCounterChild>();
+  private readonly byDestination = new Map<string, Map<Result, TallyCounterChild>>();
 
-  constructor(private readonly metrics: DispatcherMetrics) {}
+  constructor(private readonly metrics: DispatcherMetrics) {
+    this.latency = metrics.deliveryLatency.child();
+  }
 
   /** A delivery settled: its result, and the latency, retry or dead-letter series it feeds. */
   settle(destinationId: string, settlement: Settlement, result: Result, receivedAt: number): void {
-    if (result === 'delivered') this.metrics.deliveryLatency.observe(Math.max(0, Date.now() - receivedAt) / 1000);
-    else if (result === 'retry' && settlement.kind === 'retry') this.metrics.retriesScheduled.labels(settlement.record.tier).inc();
-    else if (result === 'dead' && settlement.kind === 'dead') this.metrics.deadLetters.labels(settlement.letter.reason).inc();
-    this.settled(destinationId, result);
-  }
-
-  private settled(destinationId: string, result: Result): void {
-    let total = this.settledBy.get(result);
-    if (!total) this.settledBy.set(result, (total = this.metrics.settled.labels(result)));
-    total.inc();
+    if (result === 'delivered') this.latency.observe(Math.max(0, Date.now() - receivedAt) / 1000);
+    else if (result === 'retry' && settlement.kind === 'retry') counterChild(this.retriesBy, settlement.record.tier, this.metrics.retriesScheduled, settlement.record.tier).inc();
+    else if (result === 'dead' && settlement.kind === 'dead') counterChild(this.deadBy, settlement.letter.reason, this.metrics.deadLetters, settlement.letter.reason).inc();
+    counterChild(this.settledBy, result, this.metrics.settled, result).inc();
     let own = this.byDestination.get(destinationId);
     if (!own) this.byDestination.set(destinationId, (own = new Map()));
     let child = own.get(result);
-    if (!child) own.set(result, (child = this.metrics.destinationDeliveries.labels(destinationId, result)));
+    if (!child) own.set(result, (child = this.metrics.destinationDeliveries.child(destinationId, result)));
     child.inc();
   }
 
   /** One request to one URL: its duration by outcome, and its class and status class. */
   request(outcome: string, seconds: number, verdictClass: string, statusClass: string): void {
     let duration = this.requestsBy.get(outcome);
-    if (!duration) this.requestsBy.set(outcome, (duration = this.metrics.requestDuration.labels(outcome)));
+    if (!duration) this.requestsBy.set(outcome, (duration = this.metrics.requestDuration.child(outcome)));
     duration.observe(seconds);
     const key = `${verdictClass} ${statusClass}`;
     let attempts = this.attemptsBy.get(key);
-    if (!attempts) this.attemptsBy.set(key, (attempts = this.metrics.attempts.labels(verdictClass, statusClass)));
+    if (!attempts) this.attemptsBy.set(key, (attempts = this.metrics.attempts.child(verdictClass, statusClass)));
     attempts.inc();
   }
 
   deferred(reason: string): void {
-    let child = this.deferredBy.get(reason);
-    if (!child) this.deferredBy.set(reason, (child = this.metrics.deferred.labels(reason)));
-    child.inc();
+    counterChild(this.deferredBy, reason, this.metrics.deferred, reason).inc();
   }
 
   /** Drops a forgotten destination's gauges, so deleted destinations do not linger on dashboards (counters stay: they must not go back). */
@@ -199,4 +193,11 @@ export class DestinationSeries {
     this.metrics.destinationInFlight.remove({ destination: destinationId });
     for (const lane of ['first', 'retry']) this.metrics.destinationBacklog.remove({ destination: destinationId, lane });
   }
+}
+
+/** The kept child of a one-label counter, made on first use. */
+function counterChild<K>(children: Map<K, TallyCounterChild>, key: K, counter: TallyCounter, labelValue: string): TallyCounterChild {
+  let child = children.get(key);
+  if (child === undefined) children.set(key, (child = counter.child(labelValue)));
+  return child;
 }
