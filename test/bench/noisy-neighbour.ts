@@ -46,7 +46,7 @@ import { deliveryPathBacklog, indexerLag, maxBacklog, pathBacklog, SETTLED_LAG_R
 import type { ProfileSummary } from './cpu-profile.js';
 import { monotonicMicros, PROFILE_DIR, profilingArgs, readProfileOf, windowedProfile } from './profile-files.js';
 import { int, ms, profileMarkdown } from './report.js';
-import { slowestCell, slowestSeconds, type SecondWindow, type SlowSecond } from './slowest-seconds.js';
+import { cpuInterval, slowestCell, slowestSeconds, type CpuInterval, type SecondWindow, type SlowSecond } from './slowest-seconds.js';
 import type { ProcessUsage } from './result.js';
 import { WARM_WINDOW_SECONDS, warmupVerdict, type JitSample } from './warm-up.js';
 
@@ -319,6 +319,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       accepted: number;
       counters: PhaseCounters;
       peak: PathBacklog;
+      cpu: CpuInterval[];
     }> = [];
     const burstAccepted = new Map<string, number>();
     for (const variant of BURSTS) {
@@ -336,13 +337,19 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       const fromMicros = monotonicMicros();
       say(`burst to ${titleOf(variant, options)}: ${int(options.burstEvents)} events at ${int(options.burstRate)}/s, the trickle going on`);
       generator.process.send({ kind: 'rate', rate: options.burstRate, phase: `burst-${variant.name}` } satisfies GeneratorCommand);
-      // The largest backlog at each step, sampled every second through the burst and its tail.
+      // The largest backlog at each step, and each process's CPU, sampled every second through
+      // the burst and its tail (the CPU to say who was busy when the trickle was slowest).
       let peak: PathBacklog = { routerMain: 0, routerOverflow: 0, dispatcherFirst: 0 };
+      const cpu: CpuInterval[] = [];
       let sampling = true;
       const sampler = (async () => {
+        let previous = { at: Date.now(), sample: processes.snapshot() };
         while (sampling) {
           peak = maxBacklog(peak, await pathBacklog(admin, topics).catch(() => peak));
           await sleep(1000);
+          const current = { at: Date.now(), sample: processes.snapshot() };
+          cpu.push(cpuInterval(previous, current));
+          previous = current;
         }
       })();
       while (sent < options.burstEvents) {
@@ -362,7 +369,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       const counters = difference(await phaseCounters(dispatcher.url, router.url, scheduler.url), before);
       const seconds = (Date.now() - startedPhase) / 1000;
       burstAccepted.set(variant.destinationId, acceptedEvents);
-      phaseCpu.push({ variant, start, end, seconds, burstSeconds, startedPhase, micros: [fromMicros, toMicros], accepted: acceptedEvents, counters, peak });
+      phaseCpu.push({ variant, start, end, seconds, burstSeconds, startedPhase, micros: [fromMicros, toMicros], accepted: acceptedEvents, counters, peak, cpu });
       await stopChild(generator.process);
       say(`  ${titleOf(variant, options)}: ${int(acceptedEvents)} accepted in ${burstSeconds.toFixed(0)} s; ${int(counters.circuitOpen)} deferred (circuit open), ${int(counters.backlogFull)} (backlog full) by the dispatcher, ${int(counters.router)} by the router, ${int(counters.scheduler)} by the retry-scheduler`);
       say(`  largest backlog: router main lane ${int(peak.routerMain)}, overflow lane ${int(peak.routerOverflow)}, dispatcher first attempts ${int(peak.dispatcherFirst)}`);
@@ -423,7 +430,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
 
     const latency = (tag: string) => LatencyHistogram.fromJSON(received.phases[tag] ?? new LatencyHistogram().toJSON()).summary();
     const baseline = latency('baseline');
-    const bursts: VariantResult[] = phaseCpu.map(({ variant, start, end, seconds, burstSeconds, startedPhase, micros, accepted, counters, peak }) => {
+    const bursts: VariantResult[] = phaseCpu.map(({ variant, start, end, seconds, burstSeconds, startedPhase, micros, accepted, counters, peak, cpu }) => {
       const usage = processes.usage(start, end, seconds, accepted);
       const dispatcherUsage = usage.find((u) => u.name === 'dispatcher');
       const deferrals = counters.circuitOpen + counters.backlogFull;
@@ -444,7 +451,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
         dispatcherMicrosPerDeferral: dispatcherUsage && deferrals > 0 ? (dispatcherUsage.cpuSeconds * 1e6) / deferrals : Number.NaN,
         pipelineMicrosPerEvent: accepted > 0 ? (pipelineSeconds * 1e6) / accepted : Number.NaN,
         peakBacklog: peak,
-        slowestSeconds: slowestSeconds(trickleSeconds, startedPhase, startedPhase + seconds * 1000),
+        slowestSeconds: slowestSeconds(trickleSeconds, startedPhase, startedPhase + seconds * 1000, 3, cpu),
         ...(profiled && { profile: windowedProfile(profiled.profile, micros, 15) }),
       };
     });
