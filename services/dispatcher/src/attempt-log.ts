@@ -6,7 +6,7 @@
  */
 import type { AttemptKind, AttemptTarget, Delivery, DeliveryAttempt, DeliveryLane } from '@tributary/schemas';
 import type { DeferReason } from './admission.js';
-import { requestOutcome, type UrlVerdict } from './classify.js';
+import { originOf, requestOutcome, type UrlVerdict } from './classify.js';
 import type { Settlement } from './next-step.js';
 
 /** One URL's request, as the dispatcher saw it. */
@@ -32,22 +32,6 @@ export interface AttemptFacts {
   deferReason?: DeferReason | undefined;
 }
 
-const origins = new Map<string, string>();
-
-/** Scheme, host and port: paths and query strings often carry credentials. Cached: a destination's URLs repeat. */
-export function originOf(url: string): string {
-  let origin = origins.get(url);
-  if (origin === undefined) {
-    try {
-      origin = new URL(url).origin;
-    } catch {
-      origin = '(invalid URL)';
-    }
-    if (origins.size >= 10_000) origins.clear();
-    origins.set(url, origin);
-  }
-  return origin;
-}
 
 function target({ index, url, verdict, durationMs, body, retryAfterMs }: TargetReport): AttemptTarget {
   const failed = verdict.class !== 'success';
