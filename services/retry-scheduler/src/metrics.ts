@@ -1,10 +1,12 @@
 /**
  * The retry scheduler's Prometheus series. Counters and the due-lag histogram move only
  * after the transaction that released (or expired) the records committed, so records
- * handled again after an abort are not counted twice.
+ * handled again after an abort are not counted twice. The ones fed once per record are
+ * tallies (shared `tally-metrics`): a failing destination's backlog is re-deferred thousands
+ * of times a second.
  */
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { createConsumerLagGauge, createQuarantineCounter, type ConsumerLagProbe } from '@tributary/shared';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { createConsumerLagGauge, createQuarantineCounter, TallyCounter, TallyHistogram, type ConsumerLagProbe } from '@tributary/shared';
 import { oldestHeadAgeSeconds } from './release-plan.js';
 
 /**
@@ -14,10 +16,10 @@ import { oldestHeadAgeSeconds } from './release-plan.js';
 export const DUE_LAG_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
 
 export interface SchedulerMetrics {
-  released: Counter<'tier'>;
-  deferred: Counter<'tier'>;
-  dueLag: Histogram<'tier'>;
-  deadLetters: Counter<'reason'>;
+  released: TallyCounter;
+  deferred: TallyCounter;
+  dueLag: TallyHistogram;
+  deadLetters: TallyCounter;
   transactionFailures: Counter<'tier'>;
   unreadable: Counter<'tier'>;
   quarantined: Counter<'topic' | 'reason'>;
@@ -34,30 +36,30 @@ export interface SchedulerGauges {
 export function createSchedulerMetrics(registry: Registry, tiers: readonly string[], gauges: SchedulerGauges): SchedulerMetrics {
   const registers = [registry];
   const metrics: SchedulerMetrics = {
-    released: new Counter({
+    released: new TallyCounter({
       name: 'tributary_retries_released_total',
       help: 'Retry records moved to the retry lane when due, by tier.',
       labelNames: ['tier'],
-      registers,
+      registry,
     }),
-    deferred: new Counter({
+    deferred: new TallyCounter({
       name: 'tributary_retries_deferred_total',
       help: 'Due retry records deferred again up the ladder instead of released, by tier: their destination\'s circuit was open at every dispatcher for at least another second.',
       labelNames: ['tier'],
-      registers,
+      registry,
     }),
-    dueLag: new Histogram({
+    dueLag: new TallyHistogram({
       name: 'tributary_retry_due_lag_seconds',
       help: 'How late a retry was released: commit of its release minus its due time, by tier.',
       labelNames: ['tier'],
       buckets: DUE_LAG_BUCKETS,
-      registers,
+      registry,
     }),
-    deadLetters: new Counter({
+    deadLetters: new TallyCounter({
       name: 'tributary_dead_letters_total',
       help: 'Dead letters written by the scheduler (retries that would fall outside the window), by reason.',
       labelNames: ['reason'],
-      registers,
+      registry,
     }),
     transactionFailures: new Counter({
       name: 'tributary_retry_transaction_failures_total',
@@ -73,7 +75,7 @@ export function createSchedulerMetrics(registry: Registry, tiers: readonly strin
     }),
     quarantined: createQuarantineCounter(registry),
   };
-  metrics.deadLetters.inc({ reason: 'expired' }, 0);
+  metrics.deadLetters.child('expired');
   for (const tier of tiers) zeroTierMetrics(metrics, tier);
 
   new Gauge({
@@ -107,8 +109,9 @@ export function createSchedulerMetrics(registry: Registry, tiers: readonly strin
 
 /** A tier's series exist from the start (at 0), so a rate over them is defined before its first release. */
 export function zeroTierMetrics(metrics: SchedulerMetrics, tier: string): void {
-  metrics.released.inc({ tier }, 0);
+  metrics.released.child(tier);
+  metrics.deferred.child(tier);
   metrics.transactionFailures.inc({ tier }, 0);
   metrics.unreadable.inc({ tier }, 0);
-  metrics.dueLag.zero({ tier });
+  metrics.dueLag.child(tier);
 }

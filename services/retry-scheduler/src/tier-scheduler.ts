@@ -58,6 +58,8 @@ import {
   type Logger,
   type Readiness,
   type RetryLadder,
+  type TallyCounterChild,
+  type TallyHistogramChild,
   type TransactionalOutput,
 } from '@tributary/shared';
 import type { SchedulerMetrics } from './metrics.js';
@@ -147,9 +149,13 @@ export class TierScheduler {
   private readonly sliceMs: number;
   /** Expired dead letters by destination, logged every EXPIRED_LOG_INTERVAL_MS. */
   private readonly expired: LogTally;
+  /** This tier's per-record series, kept: the scheduler moves thousands of records a second. */
+  private readonly series: { dueLag: TallyHistogramChild; released: TallyCounterChild; deferred: TallyCounterChild; expired: TallyCounterChild };
 
   constructor(private readonly options: TierSchedulerOptions) {
     this.topic = options.topics.retry(options.tier);
+    const { metrics, tier } = options;
+    this.series = { dueLag: metrics.dueLag.child(tier), released: metrics.released.child(tier), deferred: metrics.deferred.child(tier), expired: metrics.deadLetters.child('expired') };
     this.expired = new LogTally({
       logger: options.logger,
       message: 'retries outside the window: dead letters written',
@@ -401,15 +407,15 @@ export class TierScheduler {
           metrics.unreadable.inc({ tier });
           metrics.quarantined.inc({ topic: this.topic, reason });
         } else if (step.kind === 'release') {
-          metrics.dueLag.observe({ tier }, Math.max(0, committedAt - step.record.dueAt) / 1000);
-          if (deferred === undefined) metrics.released.inc({ tier });
-          else metrics.deferred.inc({ tier });
+          this.series.dueLag.observe(Math.max(0, committedAt - step.record.dueAt) / 1000);
+          if (deferred === undefined) this.series.released.inc();
+          else this.series.deferred.inc();
           if (deferred === 'dead') {
-            metrics.deadLetters.inc({ reason: 'expired' });
+            this.series.expired.inc();
             this.expired.count(step.record.delivery.destinationId);
           }
         } else if (step.kind === 'expire') {
-          metrics.deadLetters.inc({ reason: 'expired' });
+          this.series.expired.inc();
           const { delivery } = step.record;
           this.expired.count(delivery.destinationId);
           logger.debug(
