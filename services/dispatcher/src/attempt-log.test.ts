@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { testDelivery } from '@tributary/test/harness';
 import { attemptRecord, type TargetReport } from './attempt-log.js';
-import { originOf } from './classify.js';
-import { classifyResult } from './classify.js';
+import { classifyResult, originOf } from './classify.js';
 
 const delivery = testDelivery('crm', 'm-1', { userId: 'u-1', anonymousId: 'a-1', receivedAt: 1_000 });
 const target = (index: number, url: string, status: number, extra: Partial<TargetReport> = {}): TargetReport => ({

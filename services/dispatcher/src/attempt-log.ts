@@ -32,7 +32,6 @@ export interface AttemptFacts {
   deferReason?: DeferReason | undefined;
 }
 
-
 function target({ index, url, verdict, durationMs, body, retryAfterMs }: TargetReport): AttemptTarget {
   const failed = verdict.class !== 'success';
   return {
