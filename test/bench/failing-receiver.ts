@@ -1,6 +1,6 @@
 /**
  * The failing webhook receivers of the noisy-neighbour scenario, in their own process
- * (forked by the orchestrator, reporting over IPC): `/fail` answers 503 at once, `/hang`
+ * (forked by the orchestrator, reporting over IPC): `/fail` answers 503 at once (and `/warmup-fail`, counted apart, for the warm-up's failing burst), `/hang`
  * never answers (the dispatcher's 5 s answer window runs out; the socket is dropped after a
  * minute), `/slow` answers 200 after BENCH_SLOW_MS (a receiver that works, slowly, within the
  * window), and `/ok` answers 200 at once — the control burst, to a destination that works. Counts the requests each path got, so the run can say how many of the burst's
@@ -14,7 +14,7 @@ import type { FailingReceiverCommand, FailingReceiverReport } from './protocol.j
 if (!process.send) throw new Error('the failing receiver runs as a forked child');
 const report = (message: FailingReceiverReport): void => void process.send!(message);
 
-const requests = { fail: 0, hang: 0, ok: 0, slow: 0, slowAnswered: 0, other: 0 };
+const requests = { fail: 0, warmupFail: 0, hang: 0, ok: 0, slow: 0, slowAnswered: 0, other: 0 };
 const SLOW_MS = Number(process.env.BENCH_SLOW_MS ?? 3_000);
 const HANG_MS = 60_000;
 const hanging = new Set<ServerResponse>();
@@ -22,8 +22,9 @@ const hanging = new Set<ServerResponse>();
 const server = createServer((request, response) => {
   request.resume();
   request.on('end', () => {
-    if (request.url?.startsWith('/fail')) {
-      requests.fail++;
+    if (request.url?.startsWith('/fail') || request.url?.startsWith('/warmup-fail')) {
+      if (request.url.startsWith('/fail')) requests.fail++;
+      else requests.warmupFail++;
       response.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"unavailable"}');
     } else if (request.url?.startsWith('/hang')) {
       requests.hang++;

@@ -40,7 +40,7 @@ import { BitSet } from './bitset.js';
 import { forkChild, ProcessTable, stopChild, stopOnSignal, type Child } from './children.js';
 import { LatencyHistogram, type LatencySummary } from './histogram.js';
 import { SERVICES, settingsNote, type BenchService } from './options.js';
-import { findStackJvms, jitSecondsBetween } from './proc.js';
+import { findStackJvms, hostStealSeconds, jitSecondsBetween } from './proc.js';
 import type { FailingReceiverReport, GeneratorCommand, GeneratorFinal, GeneratorReport, ReceiverCommand, ReceiverFinal, ReceiverReport } from './protocol.js';
 import { deliveryPathBacklog, indexerLag, maxBacklog, pathBacklog, SETTLED_LAG_RECORDS, waitUntilAtMost, type PathBacklog } from './kafka-lag.js';
 import type { ProfileSummary } from './cpu-profile.js';
@@ -59,6 +59,13 @@ export interface NoisyOptions {
   warmupSeconds: number;
   /** …and longer, up to this, while the broker's JIT compilers are still busy (warm-up.ts). */
   warmupMaxSeconds: number;
+  /**
+   * > 0: at the warm-up's start, this many events at the burst rate to a destination that
+   * answers 503, and the warm-up lasts until their ladder has ended — so that the paths only a
+   * failing destination takes (deferral, the tiers' first releases) are compiled before
+   * anything is measured, as the healthy ones are.
+   */
+  warmupFailingEvents: number;
   /** How long the trickle goes on after each burst before the next, still counted to it. */
   tailSeconds: number;
   /** > 0: a burst to a receiver that answers 200 after this long, after the failing ones. */
@@ -111,6 +118,13 @@ export interface VariantResult {
   dispatcherMicrosPerDeferral: number;
   /** All services and the broker, per burst event, µs. */
   pipelineMicrosPerEvent: number;
+  /**
+   * The machine's steal time over the phase, CPU s (/proc/stat; undefined where unreported):
+   * time a virtual machine's CPUs waited for the hypervisor. With ingest's CPU per event — the
+   * same work in every phase — it tells a slower host from a costlier phase (runs since the
+   * night of 28 November 2026).
+   */
+  hostStealSeconds?: number;
   /** The largest backlog at each step of the delivery path, sampled every second of the phase (runs since 26 November 2026). */
   peakBacklog?: PathBacklog;
   /** The seconds of arrivals at the healthy receiver with the slowest deliveries, in the phase (runs since the evening of 26 November 2026). */
@@ -126,7 +140,13 @@ export interface NoisyResult {
   machine: { cores: number; cpuModel: string; loadAverageStart: number[]; loadAverageEnd: number[] };
   settings: Omit<NoisyOptions, 'label' | 'keepTopics' | 'profile'> & { namespace: string; partitions: number; profiledService?: BenchService };
   /** How long the warm-up load ran, and why it ended (runs since the afternoon of 27 November 2026). */
-  warmup?: { seconds: number; ended: 'warm' | 'limit' | 'no broker'; brokerJitCoreShare: number | undefined };
+  warmup?: {
+    seconds: number;
+    ended: 'warm' | 'limit' | 'no broker';
+    brokerJitCoreShare: number | undefined;
+    /** Events of the warm-up's failing burst (runs since the night of 28 November 2026). */
+    failingEvents?: number;
+  };
   baseline: { seconds: number; latency: LatencySummary; slowestSeconds?: SlowSecond[] };
   /** The same burst to a destination that answers 200 at once. */
   control: VariantResult;
@@ -170,6 +190,8 @@ const DRAINED_RECORDS = 200;
 const DRAIN_LIMIT_MS = 240_000;
 const BROKER = 'Kafka broker (JVM)';
 const WARMUP_SOURCE = 'noisy-warmup';
+/** The source and destination of the warm-up's failing burst (--warmup-failing-events). */
+const WARMUP_FAILING = 'noisy-warmup-failing';
 const REGISTRY = 'schema registry (JVM)';
 
 const t0 = Date.now();
@@ -246,6 +268,10 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
     // generator counts from 0), and from the same source the router would drop the control
     // burst's as duplicates of the warm-up's — a control phase that delivered nothing.
     await adminCall('PUT', `/sources/${WARMUP_SOURCE}`, { name: 'Warm-up', writeKey: `wk_warmup_${namespace}` });
+    if (options.warmupFailingEvents > 0) {
+      await adminCall('PUT', `/sources/${WARMUP_FAILING}`, { name: 'Warm-up (failing)', writeKey: `wk_warmupfailing_${namespace}` });
+      await adminCall('PUT', `/destinations/${WARMUP_FAILING}`, { type: 'webhooks', sources: [WARMUP_FAILING], settings: { webhooks: [{ url: `http://127.0.0.1:${failingPort}/warmup-fail` }] } });
+    }
     for (const variant of BURSTS) {
       const sources = [`noisy-${variant.name}`, ...(variant === CONTROL ? [WARMUP_SOURCE] : [])];
       await adminCall('PUT', `/sources/noisy-${variant.name}`, { name: `Noisy (${titleOf(variant, options)})`, writeKey: `wk_${variant.name}_${namespace}` });
@@ -288,7 +314,26 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
     const warmup = forkChild<GeneratorReport>('load-generator.js', { BENCH_INGEST_URL: ingest.url, BENCH_WRITE_KEY: `wk_warmup_${namespace}` });
     children.push(warmup);
     warmup.process.send({ kind: 'rate', rate: options.burstRate, phase: 'warmup' } satisfies GeneratorCommand);
-    const warmedUp = await warmUp(processes, options);
+    // The failing burst's deliveries climb the ladder for the whole window: the warm-up lasts
+    // until they have ended, so that none of it is still moving during the baseline.
+    let warmupFailing: Promise<void> = Promise.resolve();
+    let warmupOptions = options;
+    if (options.warmupFailingEvents > 0) {
+      const failingSeconds = options.warmupFailingEvents / options.burstRate;
+      const atLeast = Math.ceil(failingSeconds + parseDuration(options.window) / 1000 + 30);
+      warmupOptions = { ...options, warmupSeconds: Math.max(options.warmupSeconds, atLeast), warmupMaxSeconds: Math.max(options.warmupMaxSeconds, atLeast) };
+      say(`  and ${int(options.warmupFailingEvents)} events at ${int(options.burstRate)}/s to a destination answering 503, the warm-up lasting at least ${atLeast} s for their ladder to end`);
+      const failingGenerator = forkChild<GeneratorReport>('load-generator.js', { BENCH_INGEST_URL: ingest.url, BENCH_WRITE_KEY: `wk_warmupfailing_${namespace}` });
+      children.push(failingGenerator);
+      failingGenerator.process.send({ kind: 'rate', rate: options.burstRate, phase: 'warmup-failing' } satisfies GeneratorCommand);
+      warmupFailing = (async () => {
+        await sleep(failingSeconds * 1000);
+        failingGenerator.process.send({ kind: 'rate', rate: 0, phase: 'warmup-failing' } satisfies GeneratorCommand);
+        await stopChild(failingGenerator.process);
+      })();
+    }
+    const warmedUp = { ...(await warmUp(processes, warmupOptions)), failingEvents: options.warmupFailingEvents };
+    await warmupFailing;
     warmup.process.send({ kind: 'rate', rate: 0, phase: 'warmup' } satisfies GeneratorCommand);
     say(
       `  warm-up ended after ${warmedUp.seconds.toFixed(0)} s: ` +
@@ -320,6 +365,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       counters: PhaseCounters;
       peak: PathBacklog;
       cpu: CpuInterval[];
+      steal: number | undefined;
     }> = [];
     const burstAccepted = new Map<string, number>();
     for (const variant of BURSTS) {
@@ -334,6 +380,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       const before = await phaseCounters(dispatcher.url, router.url, scheduler.url);
       const start = processes.snapshot();
       const startedPhase = Date.now();
+      const stealFrom = hostStealSeconds();
       const fromMicros = monotonicMicros();
       say(`burst to ${titleOf(variant, options)}: ${int(options.burstEvents)} events at ${int(options.burstRate)}/s, the trickle going on`);
       generator.process.send({ kind: 'rate', rate: options.burstRate, phase: `burst-${variant.name}` } satisfies GeneratorCommand);
@@ -365,11 +412,13 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
       sampling = false;
       await sampler;
       const end = processes.snapshot();
+      const stealTo = hostStealSeconds();
       const toMicros = monotonicMicros();
       const counters = difference(await phaseCounters(dispatcher.url, router.url, scheduler.url), before);
       const seconds = (Date.now() - startedPhase) / 1000;
       burstAccepted.set(variant.destinationId, acceptedEvents);
-      phaseCpu.push({ variant, start, end, seconds, burstSeconds, startedPhase, micros: [fromMicros, toMicros], accepted: acceptedEvents, counters, peak, cpu });
+      const steal = stealFrom === undefined || stealTo === undefined ? undefined : stealTo - stealFrom;
+      phaseCpu.push({ variant, start, end, seconds, burstSeconds, startedPhase, micros: [fromMicros, toMicros], accepted: acceptedEvents, counters, peak, cpu, steal });
       await stopChild(generator.process);
       say(`  ${titleOf(variant, options)}: ${int(acceptedEvents)} accepted in ${burstSeconds.toFixed(0)} s; ${int(counters.circuitOpen)} deferred (circuit open), ${int(counters.backlogFull)} (backlog full) by the dispatcher, ${int(counters.router)} by the router, ${int(counters.scheduler)} by the retry-scheduler`);
       say(`  largest backlog: router main lane ${int(peak.routerMain)}, overflow lane ${int(peak.routerOverflow)}, dispatcher first attempts ${int(peak.dispatcherFirst)}`);
@@ -430,7 +479,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
 
     const latency = (tag: string) => LatencyHistogram.fromJSON(received.phases[tag] ?? new LatencyHistogram().toJSON()).summary();
     const baseline = latency('baseline');
-    const bursts: VariantResult[] = phaseCpu.map(({ variant, start, end, seconds, burstSeconds, startedPhase, micros, accepted, counters, peak, cpu }) => {
+    const bursts: VariantResult[] = phaseCpu.map(({ variant, start, end, seconds, burstSeconds, startedPhase, micros, accepted, counters, peak, cpu, steal }) => {
       const usage = processes.usage(start, end, seconds, accepted);
       const dispatcherUsage = usage.find((u) => u.name === 'dispatcher');
       const deferrals = counters.circuitOpen + counters.backlogFull;
@@ -450,6 +499,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
         processes: usage,
         dispatcherMicrosPerDeferral: dispatcherUsage && deferrals > 0 ? (dispatcherUsage.cpuSeconds * 1e6) / deferrals : Number.NaN,
         pipelineMicrosPerEvent: accepted > 0 ? (pipelineSeconds * 1e6) / accepted : Number.NaN,
+        ...(steal !== undefined && { hostStealSeconds: steal }),
         peakBacklog: peak,
         slowestSeconds: slowestSeconds(trickleSeconds, startedPhase, startedPhase + seconds * 1000, 3, cpu),
         ...(profiled && { profile: windowedProfile(profiled.profile, micros, 15) }),
@@ -488,6 +538,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
         baselineSeconds: options.baselineSeconds,
         warmupSeconds: options.warmupSeconds,
         warmupMaxSeconds: options.warmupMaxSeconds,
+        warmupFailingEvents: options.warmupFailingEvents,
         tailSeconds: options.tailSeconds,
         slowMs: options.slowMs,
         ladder: options.ladder,
@@ -626,7 +677,7 @@ const percent = (share: number | undefined) => (share === undefined ? 'an unknow
 const WARMUP_SAMPLE_MS = 5_000;
 
 /** Holds the warm-up load's time: at least the minimum, then until the broker's compilers are quiet or the maximum. */
-async function warmUp(processes: ProcessTable, options: NoisyOptions): Promise<NonNullable<NoisyResult['warmup']>> {
+async function warmUp(processes: ProcessTable, options: NoisyOptions): Promise<Omit<NonNullable<NoisyResult['warmup']>, 'failingEvents'>> {
   const jitNow = () => processes.snapshot().get(BROKER)?.jitThreads;
   const start = jitNow();
   const startedAt = Date.now();
@@ -655,7 +706,8 @@ function brokerJitCell(processes: readonly ProcessUsage[]): string {
 function warmupNote(warmup: NoisyResult['warmup']): string {
   if (!warmup) return '';
   const compilers = warmup.ended === 'no broker' ? 'no broker process watched' : `the broker's compilers then at ${percent(warmup.brokerJitCoreShare)} of a core`;
-  return `warm-up ${warmup.seconds.toFixed(0)} s (${compilers}); `;
+  const failing = warmup.failingEvents ? `, ${int(warmup.failingEvents)} events of it to a destination answering 503` : '';
+  return `warm-up ${warmup.seconds.toFixed(0)} s (${compilers}${failing}); `;
 }
 
 export function renderNoisyMarkdown(result: NoisyResult): string {
@@ -672,12 +724,13 @@ export function renderNoisyMarkdown(result: NoisyResult): string {
     ...result.variants.map((v) => `| during the burst to: ${v.title} | ${latencyCell(v.healthyLatency)} | ${slowestCell(v.slowestSeconds)} |`),
     `| after the bursts | ${latencyCell(result.after.latency)} | |`,
     '',
-    '| burst to | events | burst s | requests made (whole run) | deferred without a request: circuit open / backlog full | deferred by the router / the retry-scheduler (phase) | dispatcher CPU µs per deferral | pipeline CPU µs per burst event | the broker’s JIT compilers, CPU s | largest backlog: router main / overflow / dispatcher |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| burst to | events | burst s | requests made (whole run) | deferred without a request: circuit open / backlog full | deferred by the router / the retry-scheduler (phase) | dispatcher CPU µs per deferral | pipeline CPU µs per burst event | ingest CPU µs per burst event | the machine’s steal time, CPU s | the broker’s JIT compilers, CPU s | largest backlog: router main / overflow / dispatcher |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...[...(result.control ? [result.control] : []), ...result.variants].map(
       (v) =>
         `| ${v.title} | ${int(v.burstEvents)} | ${v.burstSeconds.toFixed(0)} | ${int(v.requests)} | ${int(v.deferrals.circuitOpen)} / ${int(v.deferrals.backlogFull)} | ${int(v.routerDeferrals)} / ${int(v.schedulerDeferrals)} | ` +
-        `${int(v.dispatcherMicrosPerDeferral)} | ${int(v.pipelineMicrosPerEvent)} | ${brokerJitCell(v.processes)} | ` +
+        `${int(v.dispatcherMicrosPerDeferral)} | ${int(v.pipelineMicrosPerEvent)} | ${int(v.processes.find((p) => p.name === 'ingest')?.cpuMsPer1kEvents ?? Number.NaN)} | ` +
+        `${v.hostStealSeconds === undefined ? '–' : v.hostStealSeconds.toFixed(1)} | ${brokerJitCell(v.processes)} | ` +
         (v.peakBacklog ? `${int(v.peakBacklog.routerMain)} / ${int(v.peakBacklog.routerOverflow)} / ${int(v.peakBacklog.dispatcherFirst)} |` : '– |'),
     ),
     '',

@@ -73,6 +73,13 @@ describe('scenarioOf / parseNoisyOptions', () => {
     expect(() => parseNoisyOptions(['--scenario=noisy-neighbour', '--warmup-seconds=60', '--warmup-max-seconds=30'])).toThrow(/at least --warmup-seconds/);
   });
 
+  it('warms the failing paths with 20,000 events unless told otherwise, and 0 turns that off', () => {
+    expect(parseNoisyOptions(['--scenario=noisy-neighbour']).warmupFailingEvents).toBe(20_000);
+    expect(parseNoisyOptions(['--scenario=noisy-neighbour', '--warmup-failing-events=5000']).warmupFailingEvents).toBe(5_000);
+    expect(parseNoisyOptions(['--scenario=noisy-neighbour', '--warmup-failing-events=0']).warmupFailingEvents).toBe(0);
+    expect(() => parseNoisyOptions(['--scenario=noisy-neighbour', '--warmup-failing-events=-1'])).toThrow(/positive number/);
+  });
+
   it('profiles a service through the bursts, and only a service', () => {
     expect(parseNoisyOptions(['--scenario=noisy-neighbour']).profile).toBeUndefined();
     expect(parseNoisyOptions(['--scenario=noisy-neighbour', '--profile=router']).profile).toBe('router');

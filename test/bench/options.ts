@@ -40,7 +40,7 @@ export const USAGE = `usage: npm run bench -- [--profile=<${SERVICES.join('|')}>
   [--start-rate=2000] [--step-seconds=10] [--hold-seconds=60] [--steady-rate=1000] [--steady-seconds=60]
   [--limit-seconds=12] [--partitions=<broker default>] [--keep-topics] [--without-indexer] [--set KEY=VALUE ...]
    or: npm run bench -- --scenario=noisy-neighbour [--burst-events=100000] [--burst-rate=1000]
-  [--trickle-rate=20] [--warmup-seconds=30] [--warmup-max-seconds=300] [--baseline-seconds=30] [--tail-seconds=10] [--slow-ms=<off>] [--ladder=10s,1m] [--window=3m]
+  [--trickle-rate=20] [--warmup-seconds=30] [--warmup-max-seconds=300] [--warmup-failing-events=20000] [--baseline-seconds=30] [--tail-seconds=10] [--slow-ms=<off>] [--ladder=10s,1m] [--window=3m]
   [--profile=<${SERVICES.join('|')}>] [--log-level=warn] [--label=<name>] [--partitions=<broker default>] [--keep-topics] [--set KEY=VALUE ...]
    or: npm run bench -- --scenario=audience-sync [--members=1000000] [--joined=10000] [--left=5000] [--ingest-heap-mb=N]`;
 
@@ -65,6 +65,7 @@ export function parseNoisyOptions(argv: string[]): NoisyOptions {
       'baseline-seconds': { type: 'string' },
       'warmup-seconds': { type: 'string' },
       'warmup-max-seconds': { type: 'string' },
+      'warmup-failing-events': { type: 'string' },
       'tail-seconds': { type: 'string' },
       'slow-ms': { type: 'string' },
       ladder: { type: 'string' },
@@ -103,6 +104,7 @@ export function parseNoisyOptions(argv: string[]): NoisyOptions {
     baselineSeconds: positive('baseline-seconds', values['baseline-seconds'], 30),
     warmupSeconds,
     warmupMaxSeconds,
+    warmupFailingEvents: values['warmup-failing-events'] === '0' ? 0 : Math.round(positive('warmup-failing-events', values['warmup-failing-events'], 20_000)),
     tailSeconds: positive('tail-seconds', values['tail-seconds'], 10),
     slowMs: values['slow-ms'] === undefined ? 0 : Math.round(positive('slow-ms', values['slow-ms'], 3_000)),
     ladder,

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { isJitCompilerThread, jitSecondsBetween, jvmRole, parseCpuTicks, parseStatusKb, sampleProcess } from './proc.js';
+import { isJitCompilerThread, jitSecondsBetween, jvmRole, parseCpuTicks, parseStatusKb, parseStealTicks, sampleProcess } from './proc.js';
 
 describe('/proc parsing', () => {
   it('reads utime and stime after a command name with spaces and parentheses', () => {
@@ -17,6 +17,12 @@ describe('/proc parsing', () => {
     const status = 'Name:\tjava\nVmPeak:\t 5000000 kB\nVmHWM:\t  750976 kB\nVmRSS:\t  700000 kB\n';
     expect(parseStatusKb(status, 'VmHWM')).toBe(750976 * 1024);
     expect(parseStatusKb(status, 'VmSwap')).toBeUndefined();
+  });
+
+  it('reads the steal ticks of /proc/stat\'s "cpu" line, and nothing from any other line', () => {
+    expect(parseStealTicks('cpu  949467 133415 211446 2470402 20703 0 20019 1800 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n')).toBe(1800);
+    expect(parseStealTicks('cpu0 1 2 3 4 5 6 7 8 0 0\n')).toBeUndefined();
+    expect(parseStealTicks('cpu  1 2 3 4\n')).toBeUndefined();
   });
 
   it("recognises HotSpot's compiler threads by the kernel's 15-character thread name", () => {

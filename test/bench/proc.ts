@@ -25,6 +25,28 @@ export function parseStatusKb(status: string, field: string): number | undefined
   return match ? Number(match[1]) * 1024 : undefined;
 }
 
+/**
+ * The machine's steal time in ticks, from the first ("cpu") line of /proc/stat: the time a
+ * virtual machine's CPUs were runnable but the hypervisor ran something else. Field 8 after
+ * the label; undefined where the kernel does not report it.
+ */
+export function parseStealTicks(stat: string): number | undefined {
+  const line = stat.split('\n', 1)[0] ?? '';
+  if (!line.startsWith('cpu ')) return undefined;
+  const steal = Number(line.trim().split(/\s+/)[8]);
+  return Number.isFinite(steal) ? steal : undefined;
+}
+
+/** Steal time of the whole machine so far, CPU seconds (all CPUs together); undefined when unreadable. */
+export function hostStealSeconds(): number | undefined {
+  try {
+    const ticks = parseStealTicks(readFileSync('/proc/stat', 'utf8'));
+    return ticks === undefined ? undefined : ticks / clockTicks();
+  } catch {
+    return undefined;
+  }
+}
+
 let ticksPerSecond: number | undefined;
 
 function clockTicks(): number {

@@ -116,7 +116,7 @@ export interface KafkaLimitReady {
 /** Failing receiver (noisy-neighbour scenario) → orchestrator. */
 export type FailingReceiverReport =
   | { kind: 'listening'; port: number }
-  | { kind: 'counts'; fail: number; hang: number; ok: number; slow: number; slowAnswered: number; other: number; hangingNow: number };
+  | { kind: 'counts'; fail: number; warmupFail: number; hang: number; ok: number; slow: number; slowAnswered: number; other: number; hangingNow: number };
 
 /** Orchestrator → failing receiver: report the request counts so far. */
 export type FailingReceiverCommand = { kind: 'counts' };
