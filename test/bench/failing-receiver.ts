@@ -22,9 +22,9 @@ const hanging = new Set<ServerResponse>();
 const server = createServer((request, response) => {
   request.resume();
   request.on('end', () => {
-    if (request.url?.startsWith('/fail') || request.url?.startsWith('/warmup-fail')) {
-      if (request.url.startsWith('/fail')) requests.fail++;
-      else requests.warmupFail++;
+    const failing = request.url?.startsWith('/fail') ? 'fail' : request.url?.startsWith('/warmup-fail') ? 'warmupFail' : undefined;
+    if (failing) {
+      requests[failing]++;
       response.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"unavailable"}');
     } else if (request.url?.startsWith('/hang')) {
       requests.hang++;

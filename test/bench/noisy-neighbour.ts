@@ -309,20 +309,19 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
     // the services and the broker have seen the hot paths before anything is measured (a
     // freshly started broker measured a baseline p99 five times its warm one), and for as long
     // as the broker still compiles them (warm-up.ts).
-    say(`warm-up: ${int(options.burstRate)}/s to the control destination for ${options.warmupSeconds}–${options.warmupMaxSeconds} s, until the broker's compilers are quiet; then 10 s of the trickle alone`);
+    // The warm-up's failing burst (--warmup-failing-events) climbs the ladder for the whole
+    // window: the warm-up lasts until it has ended, so that none of it moves during the baseline.
+    const failingSeconds = options.warmupFailingEvents / options.burstRate;
+    const failingAtLeast = options.warmupFailingEvents > 0 ? Math.ceil(failingSeconds + parseDuration(options.window) / 1000 + 30) : 0;
+    const warmupOptions = { ...options, warmupSeconds: Math.max(options.warmupSeconds, failingAtLeast), warmupMaxSeconds: Math.max(options.warmupMaxSeconds, failingAtLeast) };
+    say(`warm-up: ${int(options.burstRate)}/s to the control destination for ${warmupOptions.warmupSeconds}–${warmupOptions.warmupMaxSeconds} s, until the broker's compilers are quiet; then 10 s of the trickle alone`);
     trickleAt('warmup');
     const warmup = forkChild<GeneratorReport>('load-generator.js', { BENCH_INGEST_URL: ingest.url, BENCH_WRITE_KEY: `wk_warmup_${namespace}` });
     children.push(warmup);
     warmup.process.send({ kind: 'rate', rate: options.burstRate, phase: 'warmup' } satisfies GeneratorCommand);
-    // The failing burst's deliveries climb the ladder for the whole window: the warm-up lasts
-    // until they have ended, so that none of it is still moving during the baseline.
     let warmupFailing: Promise<void> = Promise.resolve();
-    let warmupOptions = options;
     if (options.warmupFailingEvents > 0) {
-      const failingSeconds = options.warmupFailingEvents / options.burstRate;
-      const atLeast = Math.ceil(failingSeconds + parseDuration(options.window) / 1000 + 30);
-      warmupOptions = { ...options, warmupSeconds: Math.max(options.warmupSeconds, atLeast), warmupMaxSeconds: Math.max(options.warmupMaxSeconds, atLeast) };
-      say(`  and ${int(options.warmupFailingEvents)} events at ${int(options.burstRate)}/s to a destination answering 503, the warm-up lasting at least ${atLeast} s for their ladder to end`);
+      say(`  and ${int(options.warmupFailingEvents)} events at ${int(options.burstRate)}/s to a destination answering 503, the warm-up lasting at least ${failingAtLeast} s for their ladder to end`);
       const failingGenerator = forkChild<GeneratorReport>('load-generator.js', { BENCH_INGEST_URL: ingest.url, BENCH_WRITE_KEY: `wk_warmupfailing_${namespace}` });
       children.push(failingGenerator);
       failingGenerator.process.send({ kind: 'rate', rate: options.burstRate, phase: 'warmup-failing' } satisfies GeneratorCommand);
@@ -341,7 +340,7 @@ export async function runNoisyNeighbour(options: NoisyOptions): Promise<void> {
           ? 'no broker process to watch on this machine'
           : `the broker's compilers at ${percent(warmedUp.brokerJitCoreShare)} of a core over the last ${WARM_WINDOW_SECONDS} s${warmedUp.ended === 'limit' ? ' (the maximum came first)' : ''}`),
     );
-    if (warmedUp.ended === 'limit') notes.push(`the warm-up reached its maximum (${options.warmupMaxSeconds} s) with the broker's compilers still at ${percent(warmedUp.brokerJitCoreShare)} of a core`);
+    if (warmedUp.ended === 'limit') notes.push(`the warm-up reached its maximum (${warmupOptions.warmupMaxSeconds} s) with the broker's compilers still at ${percent(warmedUp.brokerJitCoreShare)} of a core`);
     await sleep(10_000);
     await stopChild(warmup.process);
     await drained('the baseline');
