@@ -5,7 +5,9 @@
  * first request with 503 and the next with 200. One Track call goes in; in a real browser
  * the console's delivery log finds both attempts (the 503, then the 200), and the message
  * view shows them on its timeline with the receiver's answers, within a deadline. The run
- * also saves screenshots of the main pages to docs/console/ for the README.
+ * also takes screenshots of the main pages: into a temporary directory, or, with
+ * TRIBUTARY_UPDATE_SCREENSHOTS=1, into docs/console/ for the README — so that a test run
+ * leaves the tracked files as they were.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -19,7 +21,8 @@ import type { Locator, Page } from 'playwright-core';
 import { openPage, signIn, waitForText, waitShown } from './console-pages.js';
 import { ADMIN_TOKEN, RetryPipeline } from './retry-pipeline.js';
 
-const SCREENSHOTS = join(REPO_ROOT, 'docs', 'console');
+const UPDATE_SCREENSHOTS = process.env.TRIBUTARY_UPDATE_SCREENSHOTS === '1';
+const SCREENSHOTS = UPDATE_SCREENSHOTS ? join(REPO_ROOT, 'docs', 'console') : mkdtempSync(join(tmpdir(), 'tributary-console-screenshots-'));
 const INDEXER_MAIN = join(REPO_ROOT, 'services', 'indexer', 'dist', 'main.js');
 /** How long the indexer and the console may take to show what the receivers already saw. */
 const DEADLINE_MS = 30_000;
@@ -119,6 +122,7 @@ describe('delivery log in the web console (acceptance)', () => {
     await flaky.stop();
     await retired.stop();
     if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
+    if (!UPDATE_SCREENSHOTS) rmSync(SCREENSHOTS, { recursive: true, force: true });
   });
 
   it('finds both attempts of a message — the 503, then the 200 — in the delivery log and the message view', { timeout: 180_000 }, async () => {
