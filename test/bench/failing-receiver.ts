@@ -1,7 +1,7 @@
 /**
  * The failing webhook receivers of the noisy-neighbour scenario, in their own process
- * (forked by the orchestrator, reporting over IPC): `/fail` answers 503 at once (and `/warmup-fail`, counted apart, for the warm-up's failing burst), `/hang`
- * never answers (the dispatcher's 5 s answer window runs out; the socket is dropped after a
+ * (forked by the orchestrator, reporting over IPC): `/fail` answers 503 at once (and
+ * `/warmup-fail`, counted apart, for the warm-up's failing burst), `/hang` never answers (the dispatcher's 5 s answer window runs out; the socket is dropped after a
  * minute), `/slow` answers 200 after BENCH_SLOW_MS (a receiver that works, slowly, within the
  * window), and `/ok` answers 200 at once — the control burst, to a destination that works. Counts the requests each path got, so the run can say how many of the burst's
  * deliveries cost a request and how many were deferred without one. (Connection refused

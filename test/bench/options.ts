@@ -104,7 +104,7 @@ export function parseNoisyOptions(argv: string[]): NoisyOptions {
     baselineSeconds: positive('baseline-seconds', values['baseline-seconds'], 30),
     warmupSeconds,
     warmupMaxSeconds,
-    warmupFailingEvents: values['warmup-failing-events'] === '0' ? 0 : Math.round(positive('warmup-failing-events', values['warmup-failing-events'], 20_000)),
+    warmupFailingEvents: Math.round(positiveOrZero('warmup-failing-events', values['warmup-failing-events'], 20_000)),
     tailSeconds: positive('tail-seconds', values['tail-seconds'], 10),
     slowMs: values['slow-ms'] === undefined ? 0 : Math.round(positive('slow-ms', values['slow-ms'], 3_000)),
     ladder,
@@ -143,6 +143,11 @@ export function parseSettings(pairs: string[] | undefined): Record<string, strin
 export function settingsNote(settings: Record<string, string> | undefined): string {
   const pairs = Object.entries(settings ?? {});
   return pairs.length === 0 ? '' : `; set: ${pairs.map(([key, value]) => `${key}=${value}`).join(', ')}`;
+}
+
+/** As `positive`, and 0 too: a count where 0 turns something off. */
+function positiveOrZero(name: string, text: string | undefined, fallback: number): number {
+  return text !== undefined && Number(text) === 0 ? 0 : positive(name, text, fallback);
 }
 
 function positive(name: string, text: string | undefined, fallback: number): number {
