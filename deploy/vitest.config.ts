@@ -1,7 +1,12 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
+    // As every other workspace (test/vitest.shared.ts, which this package cannot import: the
+    // test package depends on it): results as JSON for scripts/test-failures.mjs.
+    reporters: ['default', 'json'],
+    outputFile: { json: fileURLToPath(new URL('../.tributary/test-results/@tributary+deploy.json', import.meta.url)) },
     include: [
       'local/**/*.test.ts',
       'docker/**/*.test.ts',

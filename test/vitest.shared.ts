@@ -5,14 +5,28 @@
  * stack, and vitest runs a project's global set-up only when that project has tests to
  * run, so running one unit file never starts Kafka.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type ViteUserConfig } from 'vitest/config';
 
 const globalSetup = fileURLToPath(new URL('./harness/global-setup.ts', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * Where this workspace's results go as JSON (vitest runs in the workspace's directory), for
+ * scripts/test-failures.mjs to list what failed at the end of `npm test`.
+ */
+function resultsFile(): string {
+  const { name } = JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')) as { name: string };
+  return join(REPO_ROOT, '.tributary', 'test-results', `${name.replace('/', '+')}.json`);
+}
 
 export function tributaryVitestConfig(options: { integrationTimeoutMs?: number } = {}): ViteUserConfig {
   return defineConfig({
     test: {
+      reporters: ['default', 'json'],
+      outputFile: { json: resultsFile() },
       projects: [
         {
           extends: true,
