@@ -36,6 +36,7 @@ export * from './consumer-lag.js';
 export * from './admin/index.js';
 export * from './group-commit.js';
 export * from './kafkajs-fixes.js';
+export { messageGroupingFixed } from './kafkajs-grouping.js';
 export * from './kafka-requests.js';
 export * from './partitioner.js';
 export * from './single-record-output.js';

@@ -4,6 +4,8 @@
  * kafkajs default waits up to 5 s for data, which would dominate delivery latency), and
  * idempotent topic creation.
  */
+// Before kafkajs: it replaces a kafkajs module that kafkajs captures as it loads (see there).
+import { messageGroupingFixed } from './kafkajs-grouping.js';
 import {
   Kafka,
   logLevel as KafkaLogLevel,
@@ -64,8 +66,12 @@ function pinoLogCreator(logger: Logger) {
 }
 
 export function createKafka({ brokers, clientId, logger }: KafkaSettings): Kafka {
-  if (!applyKafkajsFixes()) logger.warn({ fixedVersion: FIXED_KAFKAJS_VERSION }, 'kafkajs is not the version its fixes were written for: they are not applied (see kafkajs-fixes.ts)');
-  else if (!recordBatchCrcFixed()) logger.debug('kafkajs had loaded its record-batch encoder before the fixes: its own CRC-32C stays in use');
+  if (!applyKafkajsFixes()) {
+    logger.warn({ fixedVersion: FIXED_KAFKAJS_VERSION }, 'kafkajs is not the version its fixes were written for: they are not applied (see kafkajs-fixes.ts)');
+  } else {
+    if (!recordBatchCrcFixed()) logger.debug('kafkajs had loaded its record-batch encoder before the fixes: its own CRC-32C stays in use');
+    if (!messageGroupingFixed()) logger.debug('kafkajs was loaded before @tributary/shared: its quadratic grouping of messages by partition stays in use (see kafkajs-grouping.ts)');
+  }
   return new Kafka({
     clientId,
     brokers,

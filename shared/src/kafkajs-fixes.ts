@@ -46,6 +46,9 @@
  *
  * Not a fix: every request sent is counted at kafkajs's Connection (`kafka-requests.ts`), for
  * `tributary_kafka_requests_total`.
+ *
+ * One more fix lives in `kafkajs-grouping.ts` (a send's messages grouped by partition in one
+ * pass instead of a copy per message): it must be made before kafkajs loads, not after.
  */
 import { createRequire } from 'node:module';
 import { coordinatorMayHaveMoved, CoordinatorCache, protocolErrorType } from './coordinator-cache.js';
