@@ -355,3 +355,26 @@ describe('kafkajs request counting', () => {
     expect(kafkaRequestsSent().get('ApiVersions')).toBe(before + 1);
   });
 });
+
+describe("kafkajs's seek lookups", () => {
+  type Seeks = Map<string, unknown> & { getKey(topic: string, partition: number): string; set(topic: string, partition: number, offset: string): void; has(topic: string, partition: number): boolean; pop(topic: string, partition: number): unknown };
+  const SeekOffsets = require('kafkajs/src/consumer/seekOffsets.js') as new () => Seeks;
+
+  it('answers an empty map without building a key, and finds a pending seek as before', () => {
+    expect(applyKafkajsFixes()).toBe(true);
+    const seeks = new SeekOffsets();
+    let keys = 0;
+    const getKey = seeks.getKey.bind(seeks);
+    seeks.getKey = (topic, partition) => {
+      keys++;
+      return getKey(topic, partition);
+    };
+    expect(seeks.has('t', 0)).toBe(false);
+    expect(keys).toBe(0);
+    seeks.set('t', 0, '42');
+    expect(seeks.has('t', 0)).toBe(true);
+    expect(seeks.has('t', 1)).toBe(false);
+    expect(seeks.pop('t', 0)).toEqual({ topic: 't', partition: 0, offset: '42' });
+    expect(seeks.has('t', 0)).toBe(false);
+  });
+});
