@@ -5,8 +5,8 @@
  * stack, and vitest runs a project's global set-up only when that project has tests to
  * run, so running one unit file never starts Kafka.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type ViteUserConfig } from 'vitest/config';
 
@@ -14,11 +14,15 @@ const globalSetup = fileURLToPath(new URL('./harness/global-setup.ts', import.me
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /**
- * Where this workspace's results go as JSON (vitest runs in the workspace's directory), for
- * scripts/test-failures.mjs to list what failed at the end of `npm test`.
+ * Where this workspace's results go as JSON, for scripts/test-failures.mjs to list what failed
+ * at the end of `npm test`: named after the package whose directory vitest runs in (or below:
+ * `npx vitest run` is also started from a workspace's subdirectory).
  */
 function resultsFile(): string {
-  const { name } = JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')) as { name: string };
+  let dir = process.cwd();
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  const manifest = join(dir, 'package.json');
+  const name = existsSync(manifest) ? ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name ?? 'unnamed') : 'unnamed';
   return join(REPO_ROOT, '.tributary', 'test-results', `${name.replace('/', '+')}.json`);
 }
 
