@@ -5,8 +5,8 @@
  * Every send groups its messages by partition in `producer/groupMessagesPerPartition.js`,
  * a `reduce` that copies the partition's array for each message (`[...current, message]`):
  * quadratic in the messages a send has per partition, and an array of garbage per message.
- * A produce request here carries up to MAX_PRODUCE_REQUEST_BYTES (800 KB, ~1,800 records of
- * 450 bytes): the router moving a 100,000-record backfill to its overflow lane spent 1.15 s
+ * A produce request here carries up to MAX_PRODUCE_REQUEST_BYTES (800 KB: a few thousand
+ * small records): the router moving a 100,000-record backfill to its overflow lane spent 1.15 s
  * of its main thread in that function alone (CPU profile of test/e2e/direct-backfill), beside
  * 2.3 s of garbage collection. The replacement below groups in one pass, in the same order.
  *
