@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { createRequire } from 'node:module';
 import { afterEach, describe, expect, it } from 'vitest';
-import { applyKafkajsFixes, recordBatchCrcFixed, retryingConcurrentTransactions } from './kafkajs-fixes.js';
+import { applyKafkajsFixes, recordBatchCrcFixed, retryingConcurrentTransactions, retryingLeaderElections } from './kafkajs-fixes.js';
 import { kafkaRequestsSent } from './kafka-requests.js';
 
 const require = createRequire(import.meta.url);
@@ -376,5 +376,51 @@ describe("kafkajs's seek lookups", () => {
     expect(seeks.has('t', 1)).toBe(false);
     expect(seeks.pop('t', 0)).toEqual({ topic: 't', partition: 0, offset: '42' });
     expect(seeks.has('t', 0)).toBe(false);
+  });
+});
+
+describe('ListOffsets retried while a partition elects its leader', () => {
+  const notLeader = () => Object.assign(new Error('This server is not the leader for that topic-partition'), { type: 'NOT_LEADER_FOR_PARTITION', retriable: true });
+
+  it('refreshes the metadata and asks again until the leader answers, backing off', async () => {
+    const waits: number[] = [];
+    let calls = 0;
+    const cluster = { refreshes: 0, refreshMetadata: async () => void cluster.refreshes++ };
+    const fetch = retryingLeaderElections(async function (this: unknown, topics: unknown[]) {
+      expect(this).toBe(cluster);
+      calls++;
+      if (calls <= 3) throw notLeader();
+      return topics;
+    }, async (ms) => void waits.push(ms));
+    await expect(fetch.call(cluster as never, ['t'])).resolves.toEqual(['t']);
+    expect(calls).toBe(4);
+    expect(waits).toEqual([50, 100, 200]);
+    expect(cluster.refreshes).toBe(3);
+  });
+
+  it('passes any other error on at once, and gives up after 5 s of waits', async () => {
+    const cluster = { refreshMetadata: async () => undefined };
+    const gone = Object.assign(new Error('Connection refused'), { name: 'KafkaJSConnectionError' });
+    let calls = 0;
+    const refused = retryingLeaderElections(async () => {
+      calls++;
+      throw gone;
+    }, async () => undefined);
+    await expect(refused.call(cluster as never, [])).rejects.toBe(gone);
+    expect(calls).toBe(1);
+
+    let waited = 0;
+    const never = retryingLeaderElections(async () => {
+      throw notLeader();
+    }, async (ms) => void (waited += ms));
+    await expect(never.call(cluster as never, [])).rejects.toMatchObject({ type: 'NOT_LEADER_FOR_PARTITION' });
+    expect(waited).toBeGreaterThanOrEqual(5_000);
+    expect(waited).toBeLessThan(5_000 + 1_000);
+  });
+
+  it("is what kafkajs's Cluster.fetchTopicsOffset does once the fixes are applied", () => {
+    applyKafkajsFixes();
+    const Cluster = require('kafkajs/src/cluster/index.js') as { prototype: { fetchTopicsOffset: { name: string } } };
+    expect(Cluster.prototype.fetchTopicsOffset.name).toBe('electedLeaders');
   });
 });

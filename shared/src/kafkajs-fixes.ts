@@ -47,6 +47,9 @@
  * A consumer's seek lookups (`isStale()`) answer at once while no seek is pending
  * (`fixSeekLookups`).
  *
+ * ListOffsets (`Cluster.fetchTopicsOffset`, under the admin's `fetchTopicOffsets`) rides out a
+ * partition whose leader is not elected yet (`retryingLeaderElections`).
+ *
  * Not a fix: every request sent is counted at kafkajs's Connection (`kafka-requests.ts`), for
  * `tributary_kafka_requests_total`.
  *
@@ -131,6 +134,8 @@ export function applyKafkajsFixes(): boolean {
     require('kafkajs/src/broker/index.js') as { prototype: Record<string, unknown> },
   );
   fixSeekLookups(require('kafkajs/src/consumer/seekOffsets.js') as { prototype: SeekOffsetsInternals });
+  const Cluster = require('kafkajs/src/cluster/index.js') as { prototype: OffsetsCluster };
+  Cluster.prototype.fetchTopicsOffset = retryingLeaderElections(Cluster.prototype.fetchTopicsOffset);
   countRequests(require('kafkajs/src/network/connection.js') as { prototype: ConnectionInternals });
   applied = true;
   return true;
@@ -387,6 +392,51 @@ const CONCURRENT_TRANSACTIONS_BACKOFF_MS = 2;
 const CONCURRENT_TRANSACTIONS_MAX_BACKOFF_MS = 20;
 /** The producers' transaction timeout: past it the coordinator aborts the transaction anyway. */
 const CONCURRENT_TRANSACTIONS_PATIENCE_MS = 15_000;
+
+interface OffsetsCluster {
+  fetchTopicsOffset(this: OffsetsCluster, topics: unknown[]): Promise<unknown>;
+  refreshMetadata(): Promise<void>;
+}
+
+/** Answers to ListOffsets while a partition has no leader, or another broker became it. */
+const LEADER_ELECTION_ERRORS = new Set(['LEADER_NOT_AVAILABLE', 'NOT_LEADER_FOR_PARTITION']);
+const LEADER_ELECTION_BACKOFF_MS = 50;
+const LEADER_ELECTION_MAX_BACKOFF_MS = 1_000;
+/**
+ * Longer than a leader election takes, shorter than a consumer's session (kafkajs's consumers
+ * call this too, between fetches); a broker that is away fails as before.
+ */
+const LEADER_ELECTION_PATIENCE_MS = 5_000;
+
+/**
+ * kafkajs's admin `fetchTopicOffsets` retries ListOffsets on UNKNOWN_TOPIC_OR_PARTITION only,
+ * and gives up at once on NOT_LEADER_FOR_PARTITION — the answer for a partition created a
+ * moment ago whose leader the broker has not finished electing, or one whose leadership has
+ * just moved. Every service reads the end offsets of its compacted tables as it starts, right
+ * after creating its topics; a CI run had ingest exit "failed to start" on this answer 1 s after
+ * creating them. Here the lookup refreshes the cluster's metadata and asks again, backing off
+ * from 50 ms to 1 s, for up to 5 s.
+ */
+export function retryingLeaderElections(
+  fetchTopicsOffset: OffsetsCluster['fetchTopicsOffset'],
+  sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+): OffsetsCluster['fetchTopicsOffset'] {
+  return async function electedLeaders(this: OffsetsCluster, topics: unknown[]): Promise<unknown> {
+    let waited = 0;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await fetchTopicsOffset.call(this, topics);
+      } catch (error) {
+        if (!LEADER_ELECTION_ERRORS.has(protocolErrorType(error) ?? '') || waited >= LEADER_ELECTION_PATIENCE_MS) throw error;
+        const delay = Math.min(LEADER_ELECTION_MAX_BACKOFF_MS, LEADER_ELECTION_BACKOFF_MS * 2 ** attempt);
+        waited += delay;
+        await sleep(delay);
+        // The leader it asked may be stale: the next try asks the one the metadata names now.
+        await this.refreshMetadata().catch(() => undefined);
+      }
+    }
+  };
+}
 
 interface SeekOffsetsInternals {
   size: number;
