@@ -64,10 +64,15 @@ for (const name of ran ? workspacesWithTests() : []) {
     const path = relative(root, suite.name);
     const failed = (suite.assertionResults ?? []).filter((test) => test.status === 'failed');
     for (const test of failed) failedTests.push(`  ✗ ${path} › ${test.fullName}\n${indent(firstLines((test.failureMessages ?? []).join('\n')))}`);
-    if (failed.length === 0 && suite.status === 'failed') failedTests.push(`  ✗ ${path} (the file itself: a hook or an import)\n${indent(firstLines(suite.message ?? ''))}`);
+    if (failed.length === 0 && suite.status === 'failed') {
+      // A hook's or an import's error: vitest's JSON keeps none for a beforeAll, only the status.
+      const message = (suite.message ?? '').trim();
+      const why = message === '' ? `      (its error is in the workspace's output above, under "FAIL … ${path.split('/').pop()}")` : indent(firstLines(message));
+      failedTests.push(`  ✗ ${path}: failed outside its tests (a beforeAll/afterAll hook or its import)\n${why}`);
+    }
   }
   if (failedTests.length === 0) failedTests.push('  no failed test recorded: an unhandled error or a global set-up failed; see its output above');
-  lines.push(`${name}: ${results.numFailedTests} of ${results.numTotalTests} tests failed`, ...failedTests);
+  lines.push(`${name}: ${results.numFailedTests} of ${results.numTotalTests} tests failed${results.numFailedTests === 0 ? ', and a file outside its tests' : ''}`, ...failedTests);
 }
 
 function indent(text) {
