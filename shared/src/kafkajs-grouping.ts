@@ -16,6 +16,8 @@
  * logged by createKafka).
  */
 import { createRequire } from 'node:module';
+// Loads none of kafkajs itself: its fixes require kafkajs's modules only when applied.
+import { FIXED_KAFKAJS_VERSION } from './kafkajs-fixes.js';
 
 interface PartitionerArgs {
   topic: string;
@@ -44,12 +46,10 @@ export function groupMessagesPerPartition<M>({ topic, partitionMetadata, message
 const require = createRequire(import.meta.url);
 const GROUPING_MODULE = 'kafkajs/src/producer/groupMessagesPerPartition.js';
 const SEND_MODULE = 'kafkajs/src/producer/sendMessages.js';
-/** kafkajs-fixes.ts's FIXED_KAFKAJS_VERSION, repeated so that nothing this module imports can load kafkajs first. */
-const GROUPING_FIXED_FOR = '2.2.4';
 
 function fixGrouping(): boolean {
   const { version } = require('kafkajs/package.json') as { version: string };
-  if (version !== GROUPING_FIXED_FOR) return false;
+  if (version !== FIXED_KAFKAJS_VERSION) return false;
   if (require.cache[require.resolve(SEND_MODULE)]) return false;
   require(GROUPING_MODULE);
   const cached = require.cache[require.resolve(GROUPING_MODULE)];
