@@ -36,6 +36,7 @@ import { DestinationSeries, type DispatcherMetrics } from './metrics.js';
 import { AttemptLog } from './outcome-log.js';
 import { disablingRecord, outcomeRecords, quarantineOutput } from './outcome-records.js';
 import { OutcomeWriter } from './outcome-writer.js';
+import { RoomWaits } from './room-waits.js';
 import type { WebhookClient } from './webhook-client.js';
 
 /** Bytes of outcome records per transaction. */
@@ -110,7 +111,7 @@ export class Dispatcher implements LaneHandler {
   private readonly series: DestinationSeries;
   private readonly attemptDeps: AttemptDeps;
   private readonly attemptLog: AttemptLog;
-  private listeners = new Set<() => void>();
+  private readonly waits = new RoomWaits((lane) => this.hasRoom(lane));
   private running = 0;
   private readonly loop = new LoopWatch();
   /** Set while deliveries wait for a slot that only time can free (fair-queue.ts: stalled destinations). */
@@ -152,6 +153,7 @@ export class Dispatcher implements LaneHandler {
       extras: () => this.health.take(),
       restoreExtras: (records) => this.health.restore(records),
       onFatal: options.onFatal,
+      onCommitted: () => this.waits.changed(),
     });
   }
 
@@ -170,7 +172,7 @@ export class Dispatcher implements LaneHandler {
     const abandoned = this.queue.removeQueued(() => true);
     for (const job of abandoned) this.release(job);
     const deadline = Date.now() + drainTimeoutMs;
-    while (this.running > 0 && Date.now() < deadline) await this.changed(Math.min(100, deadline - Date.now()));
+    while (this.running > 0 && Date.now() < deadline) await this.waits.wait('any', Math.min(100, deadline - Date.now()));
     if (this.running > 0) this.options.logger.warn({ running: this.running }, 'shutdown: attempts still running at the drain timeout; their deliveries will be read again');
     this.health.stop();
     this.attemptLog.stop();
@@ -207,16 +209,8 @@ export class Dispatcher implements LaneHandler {
     }
   }
 
-  changed(timeoutMs: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.listeners.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      this.listeners.add(done);
-    });
+  waitForRoom(lane: DeliveryLane, timeoutMs: number): Promise<void> {
+    return this.waits.wait(lane, timeoutMs);
   }
 
   ledger(lane: DeliveryLane, partition: number, firstOffset: bigint): PartitionLedger {
@@ -239,7 +233,7 @@ export class Dispatcher implements LaneHandler {
         'partition revoked; what was not committed is left to the next owner',
       );
     }
-    this.notify();
+    this.waits.wakeAll();
   }
 
   accept(lane: DeliveryLane, ledger: PartitionLedger, offset: bigint, message: KafkaMessage, delivery: Delivery): void {
@@ -318,7 +312,7 @@ export class Dispatcher implements LaneHandler {
       this.attemptLog.log(job.delivery, job.lane, outcome);
     }
     this.pump();
-    this.notify();
+    this.waits.changed();
   }
 
   /** Tells the destination's breaker what the attempt showed; opening it defers its queue. */
@@ -379,13 +373,7 @@ export class Dispatcher implements LaneHandler {
 
   private release(job: Job): void {
     this.lanes.release(job.lane, job.bytes);
-    this.notify();
-  }
-
-  private notify(): void {
-    const listeners = this.listeners;
-    this.listeners = new Set();
-    for (const listener of listeners) listener();
+    this.waits.changed();
   }
 
 }

@@ -38,8 +38,8 @@ const PARTITIONS_CONSUMED_CONCURRENTLY = 8;
 
 export interface LaneHandler {
   hasRoom(lane: DeliveryLane): boolean;
-  /** Resolves when room may have been made, or after `timeoutMs`. */
-  changed(timeoutMs: number): Promise<void>;
+  /** Resolves when the lane may have room again (room-waits.ts), or after `timeoutMs`. */
+  waitForRoom(lane: DeliveryLane, timeoutMs: number): Promise<void>;
   /** The ledger of a partition now owned, created on its first record. */
   ledger(lane: DeliveryLane, partition: number, firstOffset: bigint): PartitionLedger;
   isCurrent(lane: DeliveryLane, ledger: PartitionLedger): boolean;
@@ -136,7 +136,7 @@ export class LaneReader {
       }
       while (!handler.hasRoom(lane)) {
         if (!stillOwned()) return;
-        await handler.changed(WAIT_TICK_MS);
+        await handler.waitForRoom(lane, WAIT_TICK_MS);
         await heartbeat();
         sliceStart = performance.now();
         checkStale();

@@ -49,6 +49,8 @@ export interface OutcomeWriterOptions {
   delayBeforeCommitMs: number;
   /** Puts back extras whose transaction failed. */
   restoreExtras(extras: Output[]): void;
+  /** Staged records were written (or found written): their bytes are free again, so a lane may read more. */
+  onCommitted(): void;
   onFatal(error: unknown): void;
 }
 
@@ -191,6 +193,7 @@ export class OutcomeWriter {
       metrics.transactionDuration.observe((performance.now() - started) / 1000);
       for (const { owned } of pending) owned.ledger.confirm();
       this.succeeded();
+      this.options.onCommitted();
       return 'committed';
     } catch (error) {
       metrics.transactionFailures.inc();
@@ -239,6 +242,7 @@ export class OutcomeWriter {
           if (committed !== undefined && BigInt(committed) >= batch.nextOffset) owned.ledger.confirm();
           else owned.ledger.restore();
         }
+        this.options.onCommitted();
         logger.warn({ batches: pending.length }, 'outcome of a failed transaction read back from the committed offsets');
         return;
       } catch (error) {
