@@ -11,12 +11,15 @@
  * look again. Waiters for any change at all (shutdown's drain) are woken at every gathered wake.
  */
 import type { DeliveryLane } from '@tributary/schemas';
+import { LANES } from './lanes.js';
 
 /** A lane, for its readers; 'any' for whoever waits for anything to settle. */
 export type WaitFor = DeliveryLane | 'any';
 
+const WAIT_KINDS: readonly WaitFor[] = ['any', ...LANES];
+
 export class RoomWaits {
-  private readonly waiting = new Map<WaitFor, Set<() => void>>();
+  private readonly waiting: Record<WaitFor, Set<() => void>> = { first: new Set(), retry: new Set(), any: new Set() };
   private wakeScheduled = false;
 
   /**
@@ -30,17 +33,15 @@ export class RoomWaits {
 
   /** Resolves when `what` may have changed for the caller, or after `timeoutMs`. */
   wait(what: WaitFor, timeoutMs: number): Promise<void> {
+    const waiters = this.waiting[what];
     return new Promise((resolve) => {
-      let waiters = this.waiting.get(what);
-      if (!waiters) this.waiting.set(what, (waiters = new Set()));
-      const set = waiters;
       const done = () => {
         clearTimeout(timer);
-        set.delete(done);
+        waiters.delete(done);
         resolve();
       };
       const timer = setTimeout(done, timeoutMs);
-      set.add(done);
+      waiters.add(done);
     });
   }
 
@@ -61,11 +62,12 @@ export class RoomWaits {
 
   /** How many wait for `what`. */
   count(what: WaitFor): number {
-    return this.waiting.get(what)?.size ?? 0;
+    return this.waiting[what].size;
   }
 
   private wake(everyone: boolean): void {
-    for (const [what, waiters] of this.waiting) {
+    for (const what of WAIT_KINDS) {
+      const waiters = this.waiting[what];
       if (waiters.size === 0) continue;
       if (!everyone && what !== 'any' && !this.hasRoom(what)) continue;
       // Copied: a waiter woken may wait again at once, and must not be woken twice by one wake.
