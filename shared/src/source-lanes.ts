@@ -52,6 +52,11 @@ export class SourceLanes {
   /** `ratePerSecond` 0 sends everything to the main lane. */
   constructor(private readonly ratePerSecond: number) {}
 
+  /** Sources holding a bucket. */
+  get size(): number {
+    return this.buckets.size;
+  }
+
   /** The lane of a request that takes `units` of the source's share (`shareUnits`). */
   laneFor(sourceId: string, units: number, now: number): IngestLane {
     const rate = this.ratePerSecond;

@@ -65,6 +65,16 @@ describe('MainLaneShare', () => {
     for (let index = 0; index < 10; index++) expect(off.diverts(record('bulk', 1), 1)).toBe(false);
   });
 
+  it('keeps no share for a source nobody configured: its records are routed to nothing where they are', () => {
+    const share = new MainLaneShare(1, config);
+    // Past any share, and each with a sourceId of its own: none is moved, none is remembered.
+    for (let index = 0; index < 1_000; index++) expect(share.diverts(record(`ghost-${index}`, 1_000), 1_000)).toBe(false);
+    for (let index = 0; index < 1_000; index++) expect(share.diverts(record('ghost', 1_000), 1_000)).toBe(false);
+    expect(share.sourcesHeld).toBe(0);
+    share.diverts(record('bulk', 1_000), 1_000);
+    expect(share.sourcesHeld).toBe(1);
+  });
+
   it('judges a record without a usable timestamp by the clock', () => {
     const share = new MainLaneShare(10, config);
     const unstamped = (): DecodedRecord => ({ ...record('bulk', 0), raw: { key: null, value: Buffer.alloc(10), timestamp: '-1' } });

@@ -32,6 +32,11 @@ export class MainLaneShare {
     this.lanes = new SourceLanes(ratePerSecond);
   }
 
+  /** Sources holding a share (one each that was judged). */
+  get sourcesHeld(): number {
+    return this.lanes.size;
+  }
+
   /**
    * Whether `record` goes to the overflow lane instead of being routed now. Records that are
    * not valid messages are routed (to the quarantine) where they are; a record without a
@@ -40,6 +45,10 @@ export class MainLaneShare {
   diverts(record: DecodedRecord, now: number): boolean {
     if (this.ratePerSecond <= 0 || !('message' in record)) return false;
     const { sourceId } = record.message;
+    // A share is kept per source, so only configured sources get one: a record of a source
+    // nobody configured is routed to nothing where it is, and a producer writing records with
+    // ever new sourceIds must not grow this map (or the diverted metric's labels) without end.
+    if (this.config.source(sourceId) === undefined) return false;
     const stamped = Number(record.raw.timestamp);
     const at = Number.isFinite(stamped) && stamped > 0 ? stamped : now;
     const units = shareUnits(1, record.raw.value?.length ?? 0, enabledDestinations(this.config.destinationsForSource(sourceId)));

@@ -22,6 +22,7 @@ describe('checkMessage', () => {
   it.each([
     ['an empty messageId', { ...FIXTURES.track, messageId: '' }, 'missing_field: messageId is missing'],
     ['an empty sourceId', { ...FIXTURES.track, sourceId: '' }, 'missing_field: sourceId is missing'],
+    ['a sourceId longer than an id may be', { ...FIXTURES.track, sourceId: 's'.repeat(513) }, 'invalid_id: sourceId is 513 characters; the limit is 512'],
     ['an unknown type', { ...FIXTURES.track, type: 'purchase' as IngestMessage['type'] }, 'missing_field: type "purchase" is not one of identify, track, page, screen, group, alias, delete'],
     ['no user or anonymous id', { ...FIXTURES.identify, userId: null, anonymousId: '' }, 'missing_field: identify needs userId or anonymousId'],
     ['a track without event', { ...FIXTURES.track, event: null }, 'missing_field: track needs event'],

@@ -68,6 +68,7 @@ function checkTime(field: string, value: number | null, required: boolean): void
 export function checkMessage(message: IngestMessage): void {
   if (!present(message.messageId)) throw new InvalidMessage('missing_field', 'messageId is missing');
   if (!present(message.sourceId)) throw new InvalidMessage('missing_field', 'sourceId is missing');
+  if (message.sourceId.length > MAX_ID_LENGTH) throw new InvalidMessage('invalid_id', `sourceId is ${message.sourceId.length} characters; the limit is ${MAX_ID_LENGTH}`);
   if (!MESSAGE_TYPES.includes(message.type as MessageType)) {
     throw new InvalidMessage('missing_field', `type ${JSON.stringify(message.type)} is not one of ${MESSAGE_TYPES.join(', ')}`);
   }
