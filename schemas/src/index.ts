@@ -377,6 +377,13 @@ export function destinationHealthKey(destinationId: string, instanceId: string):
   return `${destinationId}/${instanceId}`;
 }
 
-export function deliveryKey(destinationId: string, messageId: string): string {
-  return `${destinationId}/${messageId}`;
+/**
+ * A delivery's id (and record key): one message of one source to one destination. The source
+ * is part of it because messageIds are unique per source only — two sources may send the same
+ * one, and a destination connected to both must see two deliveries (receivers drop repeats by
+ * it: Standard Webhooks' `webhook-id`). Records written before it carried the source keep
+ * their `<destinationId>/<messageId>`; the id is opaque everywhere it is read.
+ */
+export function deliveryKey(destinationId: string, sourceId: string, messageId: string): string {
+  return `${destinationId}/${sourceId}/${messageId}`;
 }

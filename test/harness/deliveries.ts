@@ -8,7 +8,7 @@ import { deliveryKey, type Delivery } from '@tributary/schemas';
 export function testDelivery(destinationId: string, messageId: string, fields: Partial<Omit<Delivery, 'deliveryId' | 'destinationId' | 'messageId'>> = {}): Delivery {
   const receivedAt = fields.receivedAt ?? Date.now();
   return {
-    deliveryId: deliveryKey(destinationId, messageId),
+    deliveryId: deliveryKey(destinationId, fields.sourceId ?? 'web', messageId),
     destinationId,
     sourceId: 'web',
     messageId,

@@ -14,7 +14,7 @@ describe('planning a chunk', () => {
     ]);
     const rows = rowsOf(mapped);
     expect(rows.attempts.map((row) => [row.partition, row.offset])).toEqual([[2, 5]]);
-    expect(rows.states.map((row) => row.deliveryId)).toEqual(['crm/m-1']);
+    expect(rows.states.map((row) => row.deliveryId)).toEqual(['crm/web/m-1']);
     expect(rowCount(rows)).toBe(1);
     expect(poisonRecords(mapped).map(({ raw: record, poison }) => [record.offset, poison.reason])).toEqual([
       ['6', 'not_framed'],

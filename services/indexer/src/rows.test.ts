@@ -18,7 +18,7 @@ describe('attemptRow', () => {
     const record = testAttempt({ messageId: 'm-1', destinationId: 'crm', startedAt: T, status: 503, outcome: 'retry' });
     record.targets[0]!.responseBody = Buffer.from([0x6f, 0x6b, 0xff]);
     const row = attemptRow(record, 3, 1042);
-    expect(row).toMatchObject({ partition: 3, offset: 1042, deliveryId: 'crm/m-1', startedAt: T, status: 503, outcome: 'retry' });
+    expect(row).toMatchObject({ partition: 3, offset: 1042, deliveryId: 'crm/web/m-1', startedAt: T, status: 503, outcome: 'retry' });
     expect(row.targets[0]?.responseBody).toBe('ok\uFFFD');
   });
 
@@ -38,7 +38,7 @@ describe('foldDeliveryStates', () => {
   it('gives one state per delivery: the last record, the first attempt, the delivering end', () => {
     expect(foldDeliveryStates(rows)).toEqual([
       expect.objectContaining({
-        deliveryId: 'crm/m-1',
+        deliveryId: 'crm/web/m-1',
         state: 'delivered',
         attempts: 2,
         firstAttemptAt: T,
@@ -51,7 +51,7 @@ describe('foldDeliveryStates', () => {
         lastPartition: 0,
         lastOffset: 12,
       }),
-      expect.objectContaining({ deliveryId: 'crm/m-2', state: 'deferred', firstAttemptAt: null, lastOffset: 11 }),
+      expect.objectContaining({ deliveryId: 'crm/web/m-2', state: 'deferred', firstAttemptAt: null, lastOffset: 11 }),
     ]);
   });
 

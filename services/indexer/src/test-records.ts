@@ -8,7 +8,7 @@ import { deliveryKey } from '@tributary/schemas';
 export function testAttempt(fields: Partial<DeliveryAttempt> & { messageId: string; destinationId: string }): DeliveryAttempt {
   const startedAt = fields.startedAt ?? Date.now();
   return {
-    deliveryId: deliveryKey(fields.destinationId, fields.messageId),
+    deliveryId: deliveryKey(fields.destinationId, fields.sourceId ?? 'web', fields.messageId),
     sourceId: 'web',
     messageType: 'track',
     userId: 'u-1',

@@ -146,7 +146,7 @@ describe('the indexer behind the real pipeline, on PostgreSQL', () => {
       { sourceId: 'web', destinationId: 'old', decision: 'filtered', reason: 'destination_disabled' },
     ]);
     expect(answer.deliveries).toEqual([
-      expect.objectContaining({ deliveryId: `crm/${message.messageId}`, destinationId: 'crm', state: 'delivered', attempts: 2, lastStatus: 200, nextAttemptAt: null }),
+      expect.objectContaining({ deliveryId: `crm/web/${message.messageId}`, destinationId: 'crm', state: 'delivered', attempts: 2, lastStatus: 200, nextAttemptAt: null }),
     ]);
     expect(answer.attempts).toMatchObject([
       { kind: 'attempt', attempt: 1, outcome: 'retry', status: 503, lane: 'first', tier: '300ms', targets: [{ status: 503, responseBody: 'busy, try later', origin: receiver.url.replace('/hooks', '') }] },

@@ -4,7 +4,7 @@
  * (apart from first attempts, so a flood of due retries never queues in front of them).
  *
  * Each partition is read in order. The due records at its head are released — their
- * delivery produced unchanged to the retry lane (key `<destinationId>/<messageId>`)
+ * delivery produced unchanged to the retry lane (key `<destinationId>/<sourceId>/<messageId>`)
  * and the consumed offset sent in the same transaction — or, when an attempt would fall
  * outside the window, written to the dead-letter topic as `expired` in the same way, with its
  * record in the delivery log (`<ns>.attempts.v1`). A due
@@ -38,7 +38,7 @@
  * and the partition rewound to it first.
  */
 import type { EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
-import { deliveryKey, type DeadLetter, type RetryRecord, type TopicNames } from '@tributary/schemas';
+import { type DeadLetter, type RetryRecord, type TopicNames } from '@tributary/schemas';
 import {
   BatchFailed,
   committedPositions,
@@ -340,7 +340,8 @@ export class TierScheduler {
       return poison ? { step, topic: poison.topic, key: poison.key, value: poison.value, reason: poison.reason, bytes: poison.key.length + poison.value.length } : { step, bytes: 0 };
     }
     const { delivery } = step.record;
-    const key = deliveryKey(delivery.destinationId, delivery.messageId);
+    // The delivery's own id, whichever form it was made in (deliveryKey).
+    const key = delivery.deliveryId;
     const now = Date.now();
     if (step.kind === 'release') {
       const target = releaseTarget(step.record, this.options.health?.circuitOpenUntil(delivery.destinationId, now), this.options.ladder, now);

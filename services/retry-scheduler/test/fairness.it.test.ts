@@ -7,7 +7,7 @@
  * long as its records came due, it was released only after the whole flood.)
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { deliveryKey, type RetryRecord } from '@tributary/schemas';
+import { type RetryRecord } from '@tributary/schemas';
 import { partitionForKey } from '@tributary/shared';
 import { metricValue, startService, stackEnv, uniqueNamespace, type RunningService } from '@tributary/test/harness';
 import { retryRecord, TierStack } from './tiers.js';
@@ -30,7 +30,7 @@ function partitionOf(key: string): number {
   return partitionForKey(key, Number(stackEnv().KAFKA_TOPIC_PARTITIONS));
 }
 
-const keyOf = (record: RetryRecord) => deliveryKey(record.delivery.destinationId, record.delivery.messageId);
+const keyOf = (record: RetryRecord) => record.delivery.deliveryId;
 
 /** Records due at `dueAt(index)` whose keys land on `partition`. */
 function recordsOn(partition: number, count: number, dueAt: (index: number) => number): RetryRecord[] {

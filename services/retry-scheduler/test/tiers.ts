@@ -6,7 +6,7 @@
  * which is never before the scheduler decided the record was due.
  */
 import type { Kafka, Producer } from 'kafkajs';
-import { deliveryKey, destinationHealthKey, topicNames, type DeadLetter, type DeliveryAttempt, type DestinationHealth, type QuarantinedRecord, type Delivery, type RetryRecord, type TopicNames } from '@tributary/schemas';
+import { destinationHealthKey, topicNames, type DeadLetter, type DeliveryAttempt, type DestinationHealth, type QuarantinedRecord, type Delivery, type RetryRecord, type TopicNames } from '@tributary/schemas';
 import { createProducer, ladderTiers, prepareTopics, topicDefinitions, withAdmin, type AvroCodec, type RetryLadder } from '@tributary/shared';
 import { ladderEnv, readTopicToEnd, stackEnv, testCodec, testDelivery, testKafka, testLogger } from '@tributary/test/harness';
 
@@ -72,7 +72,7 @@ export class TierStack {
       for (const record of chunk) {
         const topic = this.topics.retry(record.tier);
         const messages = byTopic.get(topic) ?? [];
-        messages.push({ key: deliveryKey(record.delivery.destinationId, record.delivery.messageId), value: this.codec.encode(topic, record) });
+        messages.push({ key: record.delivery.deliveryId, value: this.codec.encode(topic, record) });
         byTopic.set(topic, messages);
       }
       await producer.sendBatch({ topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });

@@ -33,12 +33,12 @@ const record = (message: IngestMessage): DecodedRecord => ({ offset: String(offs
 const newState = () => new DedupState({ windowMs: 86_400_000, maxEntries: 1000, maxBytes: 1e9 });
 
 describe('routeChunk', () => {
-  it('makes one delivery per enabled destination, keyed by destination and message, sharing one body', () => {
+  it('makes one delivery per enabled destination, keyed by destination, source and message, sharing one body', () => {
     const outcome = routeChunk([record(FIXTURES.track)], config, newState().claims(NOW));
-    expect(outcome.deliveries.map((d) => d.deliveryId)).toEqual(['crm/msg-track-1', 'bi/msg-track-1']);
+    expect(outcome.deliveries.map((d) => d.deliveryId)).toEqual(['crm/web/msg-track-1', 'bi/web/msg-track-1']);
     const [first, second] = outcome.deliveries;
     expect(first).toEqual({
-      deliveryId: 'crm/msg-track-1',
+      deliveryId: 'crm/web/msg-track-1',
       destinationId: 'crm',
       sourceId: 'web',
       messageId: 'msg-track-1',
@@ -103,10 +103,10 @@ describe('routeChunk', () => {
     expect(later.duplicates).toBe(1);
   });
 
-  it('the same messageId from another source is another message', () => {
+  it('the same messageId from another source is another message, with a delivery id of its own', () => {
     const both = lookup([web, { ...web, id: 'app' }], [destination('crm', ['web', 'app'])]);
     const outcome = routeChunk([record(FIXTURES.alias), record({ ...FIXTURES.alias, sourceId: 'app' })], both, newState().claims(NOW));
-    expect(outcome.deliveries.map((d) => `${d.sourceId}:${d.deliveryId}`)).toEqual(['web:crm/msg-alias-1', 'app:crm/msg-alias-1']);
+    expect(outcome.deliveries.map((d) => `${d.sourceId}:${d.deliveryId}`)).toEqual(['web:crm/web/msg-alias-1', 'app:crm/app/msg-alias-1']);
   });
 
   it('does not remember messages it did not forward', () => {
@@ -132,7 +132,7 @@ describe('routeChunk', () => {
       ['42', 'missing_field'],
       ['43', 'invalid_json'],
     ]);
-    expect(outcome.deliveries.map((d) => d.deliveryId)).toEqual(['crm/msg-screen-1', 'bi/msg-screen-1']);
+    expect(outcome.deliveries.map((d) => d.deliveryId)).toEqual(['crm/web/msg-screen-1', 'bi/web/msg-screen-1']);
   });
 
   it('does not parse the free-form fields of a message nobody receives', () => {
@@ -144,8 +144,8 @@ describe('routeChunk', () => {
   it('routes a delete to the source\'s destinations, whatever the integrations', () => {
     const outcome = routeChunk([record(FIXTURES.delete)], config, newState().claims(NOW));
     expect(outcome.deliveries.map((d) => [d.deliveryId, d.messageType, d.body.toString()])).toEqual([
-      ['crm/msg-delete-1', 'delete', readFileSync(new URL('./__golden__/delete.json', import.meta.url), 'utf8')],
-      ['bi/msg-delete-1', 'delete', readFileSync(new URL('./__golden__/delete.json', import.meta.url), 'utf8')],
+      ['crm/web/msg-delete-1', 'delete', readFileSync(new URL('./__golden__/delete.json', import.meta.url), 'utf8')],
+      ['bi/web/msg-delete-1', 'delete', readFileSync(new URL('./__golden__/delete.json', import.meta.url), 'utf8')],
     ]);
   });
 });

@@ -100,7 +100,7 @@ function routeMessage(message: IngestMessage, config: ConfigLookup, claims: Dedu
   }
   for (const destination of decision.destinations) {
     outcome.deliveries.push({
-      deliveryId: deliveryKey(destination.id, message.messageId),
+      deliveryId: deliveryKey(destination.id, message.sourceId, message.messageId),
       destinationId: destination.id,
       sourceId: message.sourceId,
       messageId: message.messageId,

@@ -54,12 +54,12 @@ describe('routing', () => {
     for (const type of MESSAGE_TYPES) {
       const golden = readFileSync(new URL(`./__golden__/${type}.json`, import.meta.url));
       for (const destinationId of ['crm', 'bi']) {
-        const seen = watcher.seen.filter(({ key }) => key === `${destinationId}/${FIXTURES[type].messageId}`);
+        const seen = watcher.seen.filter(({ key }) => key === `${destinationId}/web/${FIXTURES[type].messageId}`);
         expect(seen).toHaveLength(1);
         const { delivery } = seen[0]!;
         expect(delivery.body.equals(golden)).toBe(true);
         expect(delivery).toMatchObject({
-          deliveryId: `${destinationId}/${FIXTURES[type].messageId}`,
+          deliveryId: `${destinationId}/web/${FIXTURES[type].messageId}`,
           destinationId,
           sourceId: 'web',
           messageId: FIXTURES[type].messageId,

@@ -51,13 +51,13 @@ describe('planTransaction', () => {
     const plan = planTransaction(chunks, config, newState().claims(NOW));
     expect(plan.outcomes.map((outcome) => outcome.deliveries.map((d) => d.messageId))).toEqual([['a', 'b'], ['c']]);
     expect(plan.outcomes[1]!.invalid.map(({ offset }) => offset)).toEqual(['500']);
-    expect(plan.deliveries.map((d) => d.deliveryId)).toEqual(['crm/a', 'crm/b', 'crm/c']);
+    expect(plan.deliveries.map((d) => d.deliveryId)).toEqual(['crm/web/a', 'crm/web/b', 'crm/web/c']);
   });
 
   it('forwards a messageId repeated on two partitions of one transaction once, and writes one dedup entry', () => {
     const claims = newState().claims(NOW);
     const plan = planTransaction([chunk(0, 0, [track('same')]), chunk(1, 0, [track('same'), track('other')])], config, claims);
-    expect(plan.deliveries.map((d) => d.deliveryId)).toEqual(['crm/same', 'crm/other']);
+    expect(plan.deliveries.map((d) => d.deliveryId)).toEqual(['crm/web/same', 'crm/web/other']);
     expect(plan.outcomes.map(({ duplicates }) => duplicates)).toEqual([0, 1]);
     expect(claims.records()).toEqual([{ firstSeenAt: NOW, keys: ['web/same', 'web/other'] }]);
   });
@@ -70,7 +70,7 @@ describe('planTransaction', () => {
     planTransaction([chunk(2, 0, [track('aborted')])], config, state.claims(NOW));
 
     const plan = planTransaction([chunk(1, 0, [track('first'), track('aborted')])], config, state.claims(NOW + 1));
-    expect(plan.deliveries.map((d) => d.deliveryId)).toEqual(['crm/aborted']);
+    expect(plan.deliveries.map((d) => d.deliveryId)).toEqual(['crm/web/aborted']);
   });
 
   it('sends the next offset of every partition of the transaction', () => {

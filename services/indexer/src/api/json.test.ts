@@ -100,7 +100,7 @@ describe('row to JSON', () => {
 describe('deliveriesOf', () => {
   const message = (routing: MessageDbRow['routing']): MessageDbRow => ({ seq: 1, source_id: 'web', message_id: 'm-1', type: 'track', user_id: 'u', anonymous_id: null, event: 'E', received_at: T, event_timestamp: T, message: {}, routing });
   const attempt = (offset: number, outcome: string, status: number): AttemptDbRow => ({
-    kafka_partition: 2, kafka_offset: offset, delivery_id: 'crm/m-1', message_id: 'm-1', source_id: 'web', destination_id: 'crm', message_type: 'track', user_id: 'u', anonymous_id: null,
+    kafka_partition: 2, kafka_offset: offset, delivery_id: 'crm/web/m-1', message_id: 'm-1', source_id: 'web', destination_id: 'crm', message_type: 'track', user_id: 'u', anonymous_id: null,
     kind: 'attempt', attempt: offset - 9, outcome, lane: offset === 10 ? 'first' : 'retry', started_at: T + offset * 1000, duration_ms: 5, status, error: null,
     defer_reason: null, dead_reason: null, next_attempt_at: null, tier: null, received_at: T, replays: 0, targets: [],
   });
@@ -113,8 +113,14 @@ describe('deliveriesOf', () => {
     ];
     const deliveries = deliveriesOf([message(routing)], [attempt(10, 'retry', 503), attempt(11, 'delivered', 200)]);
     expect(deliveries.map((row) => [row.delivery_id, row.state, row.attempts, row.last_status, row.latency_ms])).toEqual([
-      ['bi/m-1', 'pending', 0, null, null],
-      ['crm/m-1', 'delivered', 2, 200, 11_005],
+      ['bi/web/m-1', 'pending', 0, null, null],
+      ['crm/web/m-1', 'delivered', 2, 200, 11_005],
+    ]);
+    // Attempts written before delivery ids carried the source count as the same delivery.
+    const withOldIds = deliveriesOf([message(routing)], [attempt(10, 'retry', 503), attempt(11, 'delivered', 200)].map((row) => ({ ...row, delivery_id: 'crm/m-1' })));
+    expect(withOldIds.map((row) => [row.delivery_id, row.state])).toEqual([
+      ['bi/web/m-1', 'pending'],
+      ['crm/m-1', 'delivered'],
     ]);
     // An attempt indexed before its message: its state alone.
     expect(deliveriesOf([], [attempt(10, 'retry', 503)]).map((row) => row.state)).toEqual(['retrying']);

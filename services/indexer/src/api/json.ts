@@ -154,13 +154,16 @@ export function tailMessageJson(row: MessageDbRow) {
  */
 export function deliveriesOf(messages: readonly MessageDbRow[], attempts: readonly AttemptDbRow[]): DeliveryDbRow[] {
   const folded = foldDeliveryStates(attempts.map(attemptRowOf)).map(deliveryDbRowOf);
-  const seen = new Set(folded.map((row) => `${row.source_id}\u0000${row.delivery_id}`));
+  // By source, destination and message rather than delivery id: attempts written before the id
+  // carried the source (`<destination>/<message>`) still count as seen.
+  const seenKey = (sourceId: string, destinationId: string, messageId: string) => `${sourceId}\u0000${destinationId}\u0000${messageId}`;
+  const seen = new Set(folded.map((row) => seenKey(row.source_id, row.destination_id, row.message_id)));
   const pending: DeliveryDbRow[] = [];
   for (const message of messages) {
     for (const entry of message.routing) {
       if (entry.decision !== 'routed' || entry.destinationId === null) continue;
-      const deliveryId = deliveryKey(entry.destinationId, message.message_id);
-      if (seen.has(`${message.source_id}\u0000${deliveryId}`)) continue;
+      const deliveryId = deliveryKey(entry.destinationId, message.source_id, message.message_id);
+      if (seen.has(seenKey(message.source_id, entry.destinationId, message.message_id))) continue;
       pending.push({
         source_id: message.source_id,
         delivery_id: deliveryId,
