@@ -11,6 +11,7 @@ import {
   createLogger,
   createMetrics,
   createReadiness,
+  MAX_JSON_DEPTH,
   ProduceFailedError,
   ProduceTimeoutError,
   SourceLanes,
@@ -122,6 +123,80 @@ describe('accepted calls', () => {
     expect(written()).toHaveLength(2);
   });
 
+  it.each([
+    ['/v1/t', 'track', { event: 'Clicked', properties: { button: 'buy' } }],
+    ['/v1/p', 'page', { name: 'Home', category: null, properties: { name: 'Home', url: 'https://shop.example/' } }],
+    ['/v1/i', 'identify', { traits: { plan: 'pro' } }],
+    ['/v1/g', 'group', { groupId: 'acme', traits: { seats: 3 } }],
+    ['/v1/s', 'screen', { name: 'Settings' }],
+  ] as const)('%s (analytics.js) writes the %s record the full path would', async (url, type, fields) => {
+    // What analytics-next's fetch dispatcher posts: type initial as the path, text/plain,
+    // the write key in the body beside _metadata and a null userId.
+    const body = {
+      ...fields,
+      type,
+      anonymousId: 'anon-7',
+      userId: null,
+      messageId: `ajs-next-${type}`,
+      timestamp: '2024-03-01T09:59:59.000Z',
+      sentAt: '2024-03-01T10:00:00.000Z',
+      context: { library: { name: 'analytics.js', version: 'next-1.70.0' }, page: { path: '/' } },
+      integrations: {},
+      writeKey: WRITE_KEY,
+      _metadata: { bundled: ['Segment.io'], unbundled: [], bundledIds: [] },
+    };
+    const response = await post(url, body, { 'content-type': 'text/plain' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ success: true });
+    expect(written().map(({ key, value }) => [key, value.type, value.messageId, value.sourceId])).toEqual([['anon-7', type, `ajs-next-${type}`, 'web']]);
+  });
+
+  it('/v1/a (analytics.js alias) and /v1/b (its batching dispatcher) are /v1/alias and /v1/batch', async () => {
+    const alias = await post('/v1/a', { type: 'alias', userId: 'u-1', previousId: 'anon-7', writeKey: WRITE_KEY }, { 'content-type': 'text/plain' });
+    const batch = await post(
+      '/v1/b',
+      {
+        writeKey: WRITE_KEY,
+        sentAt: '2024-03-01T10:00:00.000Z',
+        batch: [
+          { type: 'track', anonymousId: 'anon-7', event: 'Viewed', messageId: 'ajs-1', writeKey: WRITE_KEY },
+          { type: 'page', anonymousId: 'anon-7', name: 'Home', messageId: 'ajs-2', writeKey: WRITE_KEY },
+        ],
+      },
+      { 'content-type': 'text/plain' },
+    );
+    expect([alias.statusCode, batch.statusCode]).toEqual([200, 200]);
+    expect(written().map(({ value }) => [value.type, value.messageId, value.sentAt])).toEqual([
+      ['alias', 'generated', null],
+      ['track', 'ajs-1', NOW],
+      ['page', 'ajs-2', NOW],
+    ]);
+    // Refused the same way too: the short path is the same endpoint.
+    const refused = await post('/v1/b', { writeKey: WRITE_KEY, batch: [{ type: 'track', anonymousId: 'a' }] }, { 'content-type': 'text/plain' });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json()).toMatchObject({ success: false, code: 'validation_failed', errors: [{ index: 0, field: 'event' }] });
+    const preflight = await app.inject({ method: 'OPTIONS', url: '/v1/t', headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST' } });
+    expect(preflight.statusCode).toBe(204);
+    const get = await app.inject({ method: 'GET', url: '/v1/b' });
+    expect(get.statusCode).toBe(405);
+    expect(get.json()).toMatchObject({ code: 'method_not_allowed', error: 'GET is not allowed on /v1/b: send the call with POST' });
+  });
+
+  it("applies a batch's integrations to each of its messages, under the message's own", async () => {
+    const response = await post('/v1/batch', {
+      integrations: { All: false, Webhooks: false },
+      batch: [
+        { type: 'track', userId: 'u', event: 'Quiet' },
+        { type: 'track', userId: 'u', event: 'Loud', integrations: { Webhooks: true } },
+      ],
+    });
+    expect(response.statusCode).toBe(200);
+    expect(written().map(({ value }) => JSON.parse(value.integrations!) as unknown)).toEqual([
+      { All: false, Webhooks: false },
+      { All: false, Webhooks: true },
+    ]);
+  });
+
   it('takes the paths client libraries build by concatenation: a trailing slash (analytics-java posts to /v1/import/) or a doubled one', async () => {
     for (const url of ['/v1/import/', '/v1/batch/', '//v1/batch', '/v1/track/']) {
       const body = url.includes('track') ? { userId: 'u1', event: 'Clicked' } : { batch: [{ type: 'track', userId: 'u1', event: 'Clicked' }] };
@@ -143,7 +218,7 @@ describe('accepted calls', () => {
     expect(preflight.statusCode).toBe(204);
     expect(preflight.headers).toMatchObject({
       'access-control-allow-origin': '*',
-      'access-control-allow-headers': 'Authorization, Content-Type, Content-Encoding',
+      'access-control-allow-headers': 'Authorization, Content-Type, Content-Encoding, X-Retry-Count',
       'access-control-allow-methods': 'POST, OPTIONS',
     });
     const response = await post('/v1/track', { userId: 'u', event: 'e' });
@@ -247,6 +322,26 @@ describe('refused calls: nothing is submitted', () => {
       errors: [{ index: 1, messageId: 'g-1', field: 'groupId', message: 'group needs groupId' }],
       errorCount: 1,
     });
+  });
+
+  it('400 too_deep for a free-form field the router would refuse as nested too deep, naming it', async () => {
+    let deep: Record<string, unknown> = {};
+    for (let level = 1; level <= MAX_JSON_DEPTH; level++) deep = { a: deep };
+    // properties one level past the limit: the body itself is only two levels deeper.
+    const single = await post('/v1/track', { userId: 'u', event: 'e', properties: deep });
+    expect(single.statusCode).toBe(400);
+    expect(single.json()).toMatchObject({
+      success: false,
+      code: 'too_deep',
+      limit: MAX_JSON_DEPTH,
+      errors: [{ index: 0, field: 'properties' }],
+      errorCount: 1,
+    });
+    // A batch's context is merged into every message, so it is held to the same limit.
+    const batch = await post('/v1/batch', { context: deep, batch: [{ type: 'track', userId: 'u', event: 'e' }] });
+    expect(batch.statusCode).toBe(400);
+    expect(batch.json()).toMatchObject({ code: 'too_deep', errors: [{ index: 0, field: 'context' }] });
+    expect(submitted).toEqual([]);
   });
 
   it('400 for malformed JSON and for an empty body', async () => {

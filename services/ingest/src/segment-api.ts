@@ -1,7 +1,7 @@
 /**
  * The Segment-compatible tracking API under /v1 on the service's Fastify instance:
  * POST /v1/batch (and /v1/import), /v1/identify, /v1/track, /v1/page, /v1/screen,
- * /v1/group and /v1/alias.
+ * /v1/group and /v1/alias, and the short forms analytics.js posts to.
  *
  * Everything lives in one encapsulated plugin, so its body handling (raw bytes of any
  * content type, decided on by the handler), error and not-found answers and CORS
@@ -27,11 +27,23 @@ const ENDPOINTS: ReadonlyArray<[path: string, kind: CallKind]> = [
   ['/screen', 'screen'],
   ['/group', 'group'],
   ['/alias', 'alias'],
+  // analytics.js (analytics-next) posts each call to `${apiHost}/` + the first letter of its
+  // type, and batches to `/b` (its apiHost defaults to api.segment.io/v1), with the write key
+  // in the body. Its older dispatchers never look at the answer, so a 404 here loses the event.
+  ['/b', 'batch'],
+  ['/i', 'identify'],
+  ['/t', 'track'],
+  ['/p', 'page'],
+  ['/s', 'screen'],
+  ['/g', 'group'],
+  ['/a', 'alias'],
 ];
 
 const CORS_HEADERS = {
   'access-control-allow-origin': '*',
-  'access-control-allow-headers': 'Authorization, Content-Type, Content-Encoding',
+  // X-Retry-Count: some versions of analytics.js's batching dispatcher count their retries in
+  // it; a preflight that did not allow it would make the browser drop the request.
+  'access-control-allow-headers': 'Authorization, Content-Type, Content-Encoding, X-Retry-Count',
 };
 
 const PREFLIGHT_HEADERS = {

@@ -110,7 +110,9 @@ export function createSegmentHandler(deps: SegmentHandlerDeps): (call: SegmentCa
       source = auth.source;
     }
 
-    const prepared = prepareCall(parsed.value, kind, { sourceId: source.id, receivedAt, newMessageId });
+    // A body the parse found shallow cannot hold a field the router would refuse as too deep,
+    // so its records skip that check (a scan of each record's free-form text).
+    const prepared = prepareCall(parsed.value, kind, { sourceId: source.id, receivedAt, newMessageId }, { fieldsWithinDepth: parsed.fieldsWithinDepth });
     if (!prepared.ok) return { ok: false, response: refuse(prepared.error) };
 
     const { messages } = prepared;

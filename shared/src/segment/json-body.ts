@@ -8,16 +8,39 @@ import type { ApiError } from './api-error.js';
 
 /** Levels around a message's fields: the batch object, its array, the message object. */
 const ENVELOPE_DEPTH = 3;
+/**
+ * Levels around the shallowest free-form field: the body object (a single call's
+ * `properties`, a batch's `context` or `integrations`). A body nesting at most
+ * MAX_JSON_DEPTH + this cannot hold a field, nor merge into one, that nests deeper than
+ * MAX_JSON_DEPTH (merging never nests deeper than its deepest part).
+ */
+const FIELD_DEPTH = 1;
 
-export function parseJsonBody(body: Buffer): { ok: true; value: unknown } | { ok: false; error: ApiError } {
+export type ParsedBody =
+  | {
+      ok: true;
+      value: unknown;
+      /**
+       * Every free-form field in the body, merged or not, is known to nest at most
+       * MAX_JSON_DEPTH levels: prepareCall may skip checking each record (free-form-depth.ts).
+       */
+      fieldsWithinDepth: boolean;
+    }
+  | { ok: false; error: ApiError };
+
+export function parseJsonBody(body: Buffer): ParsedBody {
   let text = body.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (text.trim() === '') {
     return { ok: false, error: { status: 400, code: 'invalid_json', error: 'the request body is empty: send a JSON object' } };
   }
   // Found by a scan before anything parses or walks it: a body nesting thousands deep would
-  // reach code that recurses, here or further down the pipeline.
-  if (nestsDeeperThan(text, MAX_JSON_DEPTH + ENVELOPE_DEPTH)) {
+  // reach code that recurses, here or further down the pipeline. Nearly every body is
+  // shallow, and one scan settles it; only a deeper one is scanned again, against the
+  // limit a message's fields inside a batch would reach (each of its records is then
+  // checked after merging).
+  const fieldsWithinDepth = !nestsDeeperThan(text, MAX_JSON_DEPTH + FIELD_DEPTH);
+  if (!fieldsWithinDepth && nestsDeeperThan(text, MAX_JSON_DEPTH + ENVELOPE_DEPTH)) {
     return {
       ok: false,
       error: {
@@ -29,7 +52,7 @@ export function parseJsonBody(body: Buffer): { ok: true; value: unknown } | { ok
     };
   }
   try {
-    return { ok: true, value: JSON.parse(text) as unknown };
+    return { ok: true, value: JSON.parse(text) as unknown, fieldsWithinDepth };
   } catch (error) {
     return { ok: false, error: { status: 400, code: 'invalid_json', error: `the request body is not valid JSON: ${jsonProblem(error as Error)}` } };
   }

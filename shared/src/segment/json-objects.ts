@@ -1,8 +1,8 @@
 /**
  * The free-form parts of a call (context, integrations, properties, traits) and the two
- * ways they are combined: a batch's `context` under each message's own, and the
- * `integrations` object that may come top-level (as analytics-go v2 sends it) or inside
- * `context.integrations` (as analytics.js and the mobile libraries do).
+ * ways they are combined: a batch's `context` and `integrations` under each message's own,
+ * and the `integrations` object that may come top-level (as analytics-go v2 sends it) or
+ * inside `context.integrations` (as analytics.js and the mobile libraries do).
  *
  * Objects come straight from JSON.parse, so a key may be `__proto__`; it is copied as an
  * ordinary own property and never reaches an object's prototype.
@@ -36,11 +36,19 @@ export function deepMerge(base: JsonObject, over: JsonObject): JsonObject {
   return merged;
 }
 
+/**
+ * A batch's object under a message's own, as a batch's `context` and `integrations` apply to
+ * each of its calls: deep-merged, the message winning key by key at every depth.
+ */
+export function mergeUnder(batchPart: JsonObject | undefined, messagePart: JsonObject | undefined): JsonObject | undefined {
+  if (batchPart === undefined) return messagePart;
+  if (messagePart === undefined) return batchPart;
+  return deepMerge(batchPart, messagePart);
+}
+
 /** The context a message is stored with: the batch's context under the message's own. */
 export function mergeContext(batchContext: JsonObject | undefined, messageContext: JsonObject | undefined): JsonObject | undefined {
-  if (batchContext === undefined) return messageContext;
-  if (messageContext === undefined) return batchContext;
-  return deepMerge(batchContext, messageContext);
+  return mergeUnder(batchContext, messageContext);
 }
 
 /**

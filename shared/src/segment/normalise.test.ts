@@ -105,6 +105,32 @@ describe('toIngestMessage', () => {
     expect(JSON.parse(message!.integrations!)).toEqual({ All: false, Webhooks: true });
   });
 
+  it("applies a batch's integrations to every message of it, under the message's own", () => {
+    const [plain, own, inContext] = normalised({
+      integrations: { All: false, Webhooks: { signing: 'v1' } },
+      batch: [
+        { type: 'track', userId: 'u', event: 'e' },
+        { type: 'track', userId: 'u', event: 'e', integrations: { All: true, Webhooks: { retries: 3 } } },
+        { type: 'track', userId: 'u', event: 'e', context: { integrations: { All: true } } },
+      ],
+    });
+    expect(JSON.parse(plain!.integrations!)).toEqual({ All: false, Webhooks: { signing: 'v1' } });
+    // The message wins key by key; destination options merge as the context does.
+    expect(JSON.parse(own!.integrations!)).toEqual({ All: true, Webhooks: { signing: 'v1', retries: 3 } });
+    expect(JSON.parse(inContext!.integrations!)).toEqual({ All: true, Webhooks: { signing: 'v1' } });
+    // The batch's integrations are not written into the context.
+    expect(plain!.context).toBeNull();
+  });
+
+  it("takes a batch's top-level integrations over its context.integrations, as for a message", () => {
+    const [message] = normalised({
+      context: { integrations: { Webhooks: true, Mixpanel: false } },
+      integrations: { Webhooks: false },
+      batch: [{ type: 'track', userId: 'u', event: 'e' }],
+    });
+    expect(JSON.parse(message!.integrations!)).toEqual({ Webhooks: false, Mixpanel: false });
+  });
+
   it('keeps a page name in properties.name as sent, and the top-level name in name', () => {
     const [withTop, onlyInProperties] = normalised({
       batch: [

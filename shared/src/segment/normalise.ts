@@ -2,7 +2,8 @@
  * A validated call turned into the record the pipeline carries on the ingest topic:
  * a messageId for every message, server receipt time, the skew-corrected timestamp
  * beside the client's own, the batch context merged under the message's, one
- * integrations object, and the free-form parts as JSON text.
+ * integrations object (the batch's under the message's), and the free-form parts as
+ * JSON text.
  *
  * Fields are kept as the client sent them. In particular a page's or screen's `name`
  * is the top-level `name`; analytics.js also repeats it in `properties.name`, and those
@@ -13,7 +14,7 @@
  */
 import type { IngestMessage } from '@tributary/schemas';
 import { correctedTimestamp } from './clock-skew.js';
-import { mergeContext, mergeIntegrations, type JsonObject } from './json-objects.js';
+import { mergeContext, mergeIntegrations, mergeUnder, type JsonObject } from './json-objects.js';
 import type { Envelope, ValidMessage } from './validation.js';
 
 export interface Receipt {
@@ -24,6 +25,16 @@ export interface Receipt {
 
 function jsonText(value: JsonObject | undefined): string | null {
   return value === undefined ? null : JSON.stringify(value);
+}
+
+/**
+ * The destinations a message names: within the batch and within the message, the top-level
+ * `integrations` over `context.integrations`, per key; then the batch's under the message's,
+ * deep-merged as the context is, so `{"integrations":{"All":false},"batch":[…]}` holds for
+ * every call that does not say otherwise (Segment's batch API applies it to each call).
+ */
+function integrationsOf(message: ValidMessage, envelope: Envelope): JsonObject | undefined {
+  return mergeUnder(mergeIntegrations(envelope.integrations, envelope.context), mergeIntegrations(message.integrations, message.context));
 }
 
 export function toIngestMessage(message: ValidMessage, envelope: Envelope, receipt: Receipt): IngestMessage {
@@ -47,7 +58,7 @@ export function toIngestMessage(message: ValidMessage, envelope: Envelope, recei
     properties: jsonText(message.properties),
     traits: jsonText(message.traits),
     context: jsonText(context),
-    integrations: jsonText(mergeIntegrations(message.integrations, context)),
+    integrations: jsonText(integrationsOf(message, envelope)),
   };
 }
 

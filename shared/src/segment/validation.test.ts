@@ -174,6 +174,18 @@ describe('validateRequest: types and routes', () => {
     });
   });
 
+  it('lists the first MAX_LISTED_ERRORS problems of a batch of thousands and says how many more there were', () => {
+    const batch = Array.from({ length: 20_000 }, () => ({}));
+    const result = validateRequest({ batch }, 'batch');
+    if (result.ok) throw new Error('expected refusal');
+    expect(result.error.error).toBe(
+      'message 0: type is required in a batch: one of identify, track, page, screen, group, alias (and 19999 more problems); nothing in this request was accepted',
+    );
+    expect(result.error.details?.errors).toHaveLength(MAX_LISTED_ERRORS);
+    expect((result.error.details?.errors as FieldError[]).at(-1)!.index).toBe(MAX_LISTED_ERRORS - 1);
+    expect(result.error.details?.errorCount).toBe(20_000);
+  });
+
   it('lists at most MAX_LISTED_ERRORS problems but counts them all', () => {
     const batch = Array.from({ length: MAX_LISTED_ERRORS + 20 }, () => ({ type: 'track', userId: 'u' }));
     const result = validateRequest({ batch }, 'batch');
@@ -209,6 +221,19 @@ describe('validateRequest: batch shape', () => {
       validateRequest({ batch: [{ type: 'identify', userId: 'u' }], context: { library: { name: 'analytics-go' } }, sentAt: '2024-03-01T10:00:00+0000' }, 'batch'),
     );
     expect(request.envelope).toEqual({ context: { library: { name: 'analytics-go' } }, sentAt: Date.parse('2024-03-01T10:00:00Z') });
+  });
+
+  it("reads the batch's integrations, which apply to each of its messages", () => {
+    const request = accepted(validateRequest({ batch: [{ type: 'identify', userId: 'u' }], integrations: { All: false, Webhooks: true } }, 'batch'));
+    expect(request.envelope).toEqual({ context: undefined, integrations: { All: false, Webhooks: true }, sentAt: null });
+    // A single call's integrations are its message's own.
+    expect(accepted(validateRequest({ userId: 'u', integrations: { All: false } }, 'identify')).envelope.integrations).toBeUndefined();
+  });
+
+  it('refuses batch-level integrations that are not an object', () => {
+    expect(errorsOf(validateRequest({ batch: [{ type: 'identify', userId: 'u' }], integrations: ['Webhooks'] }, 'batch'))).toEqual([
+      { index: null, messageId: null, field: 'integrations', message: 'integrations must be a JSON object' },
+    ]);
   });
 
   it('refuses a bad batch-level sentAt or context', () => {
@@ -278,6 +303,27 @@ describe('validateRequest: size limits', () => {
         errors: [{ index: 1, messageId: null, field: null, message: 'message 1 is 32769 bytes; the limit is 32768 bytes per message' }],
       },
     });
+  });
+
+  it("counts the batch's integrations, merged into each message, against the message and request limits", () => {
+    const message = messageOfSize(MAX_MESSAGE_BYTES - 100);
+    expect(validateRequest({ batch: [message], integrations: { pad: 'i'.repeat(50) } }, 'batch').ok).toBe(true);
+    const result = validateRequest({ batch: [message], integrations: { pad: 'i'.repeat(200) }, context: { a: 1 } }, 'batch');
+    if (result.ok) throw new Error('expected refusal');
+    expect(result.error).toMatchObject({
+      code: 'message_too_large',
+      error: "a message is larger than the limit of 32768 bytes (32 KB) per message, counting the batch's context and integrations merged into each message",
+    });
+    const many = Array.from({ length: 400 }, () => ({ type: 'track', userId: 'u', event: 'e' }));
+    const expanded = validateRequest({ batch: many, integrations: { pad: 'i'.repeat(6_000) } }, 'batch');
+    expect(expanded.ok ? undefined : expanded.error.error).toMatch(/^the request would be written as \d+ bytes once the batch's integrations \(6010 bytes\) is merged into each of its 400 messages/);
+  });
+
+  it('lists at most MAX_LISTED_ERRORS oversized messages but counts them all', () => {
+    const result = validateRequest({ batch: Array.from({ length: MAX_LISTED_ERRORS + 5 }, () => ({ type: 'track', userId: 'u', event: 'e' })), context: { pad: 'c'.repeat(MAX_MESSAGE_BYTES) } }, 'batch');
+    if (result.ok) throw new Error('expected refusal');
+    expect(result.error.error).toBe(`${MAX_LISTED_ERRORS + 5} messages are larger than the limit of 32768 bytes (32 KB) per message, counting the batch's context merged into each message`);
+    expect(result.error.details?.errors).toHaveLength(MAX_LISTED_ERRORS);
   });
 
   it('counts UTF-8 bytes, not characters', () => {

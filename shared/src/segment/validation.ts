@@ -8,19 +8,25 @@
  * - track needs `event`, group needs `groupId`, alias needs `userId` and `previousId`;
  * - a batch item names its `type`; a single call's `type`, when given, matches the route;
  * - timestamps are date-times `parseTimestamp` reads;
- * - `context`, `integrations`, `properties` and `traits` are JSON objects when present;
- * - one message is at most 32 KB of JSON — counting the batch's `context`, which is merged
- *   into every message — and one request at most 500 KB as sent and 2 MB as written (the
- *   batch context once per message), so a small request cannot make ingest write gigabytes;
+ * - `context`, `integrations`, `properties` and `traits` are JSON objects when present, on
+ *   a message and (`context`, `integrations`) at the top of a batch;
+ * - one message is at most 32 KB of JSON — counting the batch's `context` and `integrations`,
+ *   which are merged into every message — and one request at most 500 KB as sent and 2 MB as
+ *   written (the batch's context and integrations once per message), so a small request
+ *   cannot make ingest write gigabytes;
  * - a messageId is at most 100 characters (as Segment's API keeps them), the other ids at
- *   most 512; free-form fields nest at most 64 levels.
+ *   most 512; free-form fields nest at most 64 levels (checked once merged: segment-call.ts).
  *
- * A request is accepted or refused whole: the answer lists every problem found.
+ * A request is accepted or refused whole: the answer lists the first problems found and
+ * counts them all.
  */
 import { MAX_ID_LENGTH, MAX_MESSAGE_ID_LENGTH } from '../limits.js';
 import type { ApiError } from './api-error.js';
 import { isJsonObject, type JsonObject } from './json-objects.js';
+import { ProblemList } from './problems.js';
 import { parseTimestamp } from './timestamps.js';
+
+export { MAX_LISTED_ERRORS, type FieldError } from './problems.js';
 
 export const ACCEPTED_TYPES = ['identify', 'track', 'page', 'screen', 'group', 'alias'] as const;
 export type AcceptedType = (typeof ACCEPTED_TYPES)[number];
@@ -37,18 +43,6 @@ export const MAX_REQUEST_BYTES = 512_000;
  * what is written to Kafka, not only what was received, is bounded.
  */
 export const MAX_EXPANDED_REQUEST_BYTES = 2_000_000;
-/** Problems listed in one answer; a badly broken batch of 500 should not produce a huge reply. */
-export const MAX_LISTED_ERRORS = 100;
-
-export interface FieldError {
-  /** Position in the batch (0 for a single call); null for a problem of the request itself. */
-  index: number | null;
-  messageId: string | null;
-  /** The offending field; null when the whole message is at fault. */
-  field: string | null;
-  message: string;
-}
-
 /** One message that passed every rule, with its fields read into their types. */
 export interface ValidMessage {
   type: AcceptedType;
@@ -68,9 +62,10 @@ export interface ValidMessage {
   integrations: JsonObject | undefined;
 }
 
-/** What a batch carries beside its messages. */
+/** What a batch carries beside its messages; `context` and `integrations` apply to each of them. */
 export interface Envelope {
   context: JsonObject | undefined;
+  integrations: JsonObject | undefined;
   sentAt: number | null;
 }
 
@@ -105,37 +100,41 @@ export function validateRequest(body: unknown, kind: CallKind): Validation {
   if (!isJsonObject(body)) {
     return { ok: false, error: { status: 400, code: 'invalid_body', error: 'the request body must be a JSON object' } };
   }
-  const errors: FieldError[] = [];
+  const problems = new ProblemList();
   let items: unknown[];
   let envelope: Envelope;
   if (kind === 'batch') {
-    const reportBatch: Report = (field, message) => errors.push({ index: null, messageId: null, field, message });
+    const reportBatch: Report = (field, message) => problems.add(null, null, field, message);
     const batch = body.batch;
     if (!Array.isArray(batch) || batch.length === 0) {
       reportBatch('batch', Array.isArray(batch) ? 'batch must contain at least one message' : 'batch must be an array of messages');
-      return rejected(errors);
+      return rejected(problems);
     }
     items = batch;
-    envelope = { context: objectField(body, 'context', reportBatch), sentAt: timestampField(body, 'sentAt', reportBatch) };
+    envelope = {
+      context: objectField(body, 'context', reportBatch),
+      integrations: objectField(body, 'integrations', reportBatch),
+      sentAt: timestampField(body, 'sentAt', reportBatch),
+    };
   } else {
     items = [body];
-    // A single call's context and sentAt are the message's own.
-    envelope = { context: undefined, sentAt: null };
+    // A single call's context, integrations and sentAt are the message's own.
+    envelope = { context: undefined, integrations: undefined, sentAt: null };
   }
 
-  // The batch context is written into every message: it counts against each message's limit
-  // and, once per message, against the request's expanded size.
-  const contextBytes = envelope.context === undefined ? 0 : Buffer.byteLength(JSON.stringify(envelope.context), 'utf8');
-  const { oversized, expandedBytes } = measureMessages(items, contextBytes);
-  if (oversized.length > 0) {
-    const withContext = contextBytes > 0 ? ", counting the batch's context merged into each message" : '';
+  // The batch's context and integrations are written into every message: they count against
+  // each message's limit and, once per message, against the request's expanded size.
+  const shared = sharedParts(envelope);
+  const { oversized, expandedBytes } = measureMessages(items, shared);
+  if (oversized.count > 0) {
+    const withShared = shared.bytes > 0 ? `, counting the batch's ${shared.name} merged into each message` : '';
     return {
       ok: false,
       error: {
         status: 400,
         code: 'message_too_large',
-        error: `${oversized.length === 1 ? 'a message is' : `${oversized.length} messages are`} larger than the limit of ${MAX_MESSAGE_BYTES} bytes (32 KB) per message${withContext}`,
-        details: { limit: MAX_MESSAGE_BYTES, errors: oversized.slice(0, MAX_LISTED_ERRORS) },
+        error: `${oversized.count === 1 ? 'a message is' : `${oversized.count} messages are`} larger than the limit of ${MAX_MESSAGE_BYTES} bytes (32 KB) per message${withShared}`,
+        details: { limit: MAX_MESSAGE_BYTES, errors: oversized.listed },
       },
     };
   }
@@ -146,8 +145,8 @@ export function validateRequest(body: unknown, kind: CallKind): Validation {
         status: 400,
         code: 'request_too_large',
         error:
-          `the request would be written as ${expandedBytes} bytes once the batch's context (${contextBytes} bytes) is merged into each of its ` +
-          `${items.length} messages; the limit is ${MAX_EXPANDED_REQUEST_BYTES} bytes (2 MB) written per request: send a smaller context or fewer messages per batch`,
+          `the request would be written as ${expandedBytes} bytes once the batch's ${shared.name} (${shared.bytes} bytes) ${shared.verb} merged into each of its ` +
+          `${items.length} messages; the limit is ${MAX_EXPANDED_REQUEST_BYTES} bytes (2 MB) written per request: send a smaller ${shared.name} or fewer messages per batch`,
         details: { limit: MAX_EXPANDED_REQUEST_BYTES, expandedBytes },
       },
     };
@@ -156,29 +155,34 @@ export function validateRequest(body: unknown, kind: CallKind): Validation {
   const messages: ValidMessage[] = [];
   const routeType = kind === 'batch' ? undefined : kind;
   items.forEach((item, index) => {
-    const message = validateMessage(item, index, routeType, errors);
+    const message = validateMessage(item, index, routeType, problems);
     if (message) messages.push(message);
   });
-  if (errors.length > 0) return rejected(errors);
+  if (problems.count > 0) return rejected(problems);
   return { ok: true, request: { envelope, messages } };
 }
 
 /** Records a problem with one field of the message (or batch) being read. */
 type Report = (field: string, message: string) => void;
 
-function rejected(errors: FieldError[]): { ok: false; error: ApiError } {
-  const first = errors[0]!;
-  const where = first.index === null ? '' : `message ${first.index}: `;
-  const more = errors.length > 1 ? ` (and ${errors.length - 1} more problem${errors.length > 2 ? 's' : ''})` : '';
-  return {
-    ok: false,
-    error: {
-      status: 400,
-      code: 'validation_failed',
-      error: `${where}${first.message}${more}; nothing in this request was accepted`,
-      details: { errors: errors.slice(0, MAX_LISTED_ERRORS), errorCount: errors.length },
-    },
-  };
+function rejected(problems: ProblemList): { ok: false; error: ApiError } {
+  return { ok: false, error: { status: 400, code: 'validation_failed', error: problems.sentence(), details: problems.details() } };
+}
+
+/** What of a batch is merged into each of its messages, and its bytes as JSON. */
+interface SharedParts {
+  bytes: number;
+  /** How the answers name it: "context", "integrations" or "context and integrations". */
+  name: string;
+  verb: 'is' | 'are';
+}
+
+function sharedParts({ context, integrations }: Envelope): SharedParts {
+  const contextBytes = context === undefined ? 0 : Buffer.byteLength(JSON.stringify(context), 'utf8');
+  const integrationsBytes = integrations === undefined ? 0 : Buffer.byteLength(JSON.stringify(integrations), 'utf8');
+  const bytes = contextBytes + integrationsBytes;
+  if (integrations !== undefined && context !== undefined) return { bytes, name: 'context and integrations', verb: 'are' };
+  return { bytes, name: integrations !== undefined ? 'integrations' : 'context', verb: 'is' };
 }
 
 function clientMessageId(item: unknown): string | null {
@@ -187,22 +191,17 @@ function clientMessageId(item: unknown): string | null {
   return typeof id === 'string' ? id : typeof id === 'number' ? String(id) : null;
 }
 
-/** Each message's size with the batch context merged in (an upper bound: keys may overlap), and their sum. */
-function measureMessages(items: unknown[], contextBytes: number): { oversized: FieldError[]; expandedBytes: number } {
-  const oversized: FieldError[] = [];
+/** Each message's size with the batch's shared parts merged in (an upper bound: keys may overlap), and their sum. */
+function measureMessages(items: unknown[], shared: SharedParts): { oversized: ProblemList; expandedBytes: number } {
+  const oversized = new ProblemList();
   let expandedBytes = 0;
   items.forEach((item, index) => {
     const own = Buffer.byteLength(JSON.stringify(item) ?? '', 'utf8');
-    const bytes = own + contextBytes;
+    const bytes = own + shared.bytes;
     expandedBytes += bytes;
     if (bytes > MAX_MESSAGE_BYTES) {
-      const how = contextBytes > 0 ? ` (${own} of its own and ${contextBytes} of the batch's context)` : '';
-      oversized.push({
-        index,
-        messageId: clientMessageId(item),
-        field: null,
-        message: `message ${index} is ${bytes} bytes${how}; the limit is ${MAX_MESSAGE_BYTES} bytes per message`,
-      });
+      const how = shared.bytes > 0 ? ` (${own} of its own and ${shared.bytes} of the batch's ${shared.name})` : '';
+      oversized.add(index, clientMessageId(item), null, `message ${index} is ${bytes} bytes${how}; the limit is ${MAX_MESSAGE_BYTES} bytes per message`);
     }
   });
   return { oversized, expandedBytes };
@@ -235,17 +234,17 @@ function messageType(item: JsonObject, routeType: AcceptedType | undefined, repo
   return given;
 }
 
-function validateMessage(item: unknown, index: number, routeType: AcceptedType | undefined, errors: FieldError[]): ValidMessage | undefined {
+function validateMessage(item: unknown, index: number, routeType: AcceptedType | undefined, problems: ProblemList): ValidMessage | undefined {
   if (!isJsonObject(item)) {
-    errors.push({ index, messageId: null, field: null, message: 'each message must be a JSON object' });
+    problems.add(index, null, null, 'each message must be a JSON object');
     return undefined;
   }
   const messageId = clientMessageId(item);
-  const before = errors.length;
+  const before = problems.count;
   const reported = new Set<string>();
   const report: Report = (field, message) => {
     reported.add(field);
-    errors.push({ index, messageId, field, message });
+    problems.add(index, messageId, field, message);
   };
   // A field already refused for its JSON type is not reported again as missing.
   const requireField = (field: string, present: boolean, message: string) => {
@@ -279,7 +278,7 @@ function validateMessage(item: unknown, index: number, routeType: AcceptedType |
     if (type === 'track') requireField('event', fields.event !== null && fields.event !== '', 'track needs event (the event name)');
     if (type === 'group') requireField('groupId', fields.groupId !== null, 'group needs groupId');
   }
-  return errors.length === before ? { type, ...fields } : undefined;
+  return problems.count === before ? { type, ...fields } : undefined;
 }
 
 /** An identifier: a non-empty string, or a number taken as its decimal text; absent, null and "" are null. */
