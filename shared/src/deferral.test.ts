@@ -70,7 +70,7 @@ describe('endedWithoutRequest', () => {
     const waiting = { ...delivery, attempts: 2, firstAttemptAt: T0, lastError: 'deferred: circuit open; last error: HTTP 503', lastStatus: 503 };
     const letter = { delivery: waiting, reason: 'expired', status: 503, error: 'no wait left', deadAt: T0 + 5 } as const;
     expect(endedWithoutRequest(letter, 'circuit_open', T0 + 5)).toMatchObject({
-      deliveryId: 'crm/m1', kind: 'deferred', attempt: 2, outcome: 'dead', lane: 'retry', startedAt: T0 + 5, durationMs: 0,
+      deliveryId: 'crm/web/m1', kind: 'deferred', attempt: 2, outcome: 'dead', lane: 'retry', startedAt: T0 + 5, durationMs: 0,
       status: 503, error: 'no wait left', deferReason: 'circuit_open', deadReason: 'expired', nextAttemptAt: null, targets: [],
     });
     expect(endedWithoutRequest(letter, null, T0 + 5)).toMatchObject({ kind: 'preflight', deferReason: null, deadReason: 'expired' });

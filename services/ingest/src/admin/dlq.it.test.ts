@@ -94,7 +94,7 @@ describe('the dead-letter admin routes', () => {
     const listed = all.json.deadLetters as Array<Record<string, unknown>>;
     expect(listed.map((entry) => entry.messageId)).toEqual(['p-1', 'm-3', 'm-2', 'm-1']);
     expect(listed[1]).toMatchObject({
-      deliveryId: 'crm/m-3',
+      deliveryId: 'crm/web/m-3',
       destinationId: 'crm',
       reason: 'expired',
       status: 503,
