@@ -25,6 +25,7 @@ import {
 } from '@tributary/shared/segment';
 import type { IngestMetrics } from './ingest-metrics.js';
 import { checkContentType, contentEncoding, decodeBody } from './request-body.js';
+import { writeKeyHint } from './write-key-hint.js';
 
 export interface SegmentCall {
   kind: CallKind;
@@ -71,8 +72,8 @@ export interface SegmentHandlerDeps {
 
 const EMPTY = Buffer.alloc(0);
 
-/** The turn of requests whose write key is in the body (their source is known only once parsed). */
-const WRITE_KEY_IN_BODY = '';
+/** The turn of requests whose body names no known write key before it is parsed (write-key-hint.ts). */
+const NO_KNOWN_WRITE_KEY = '';
 
 type EncodedCall =
   | { ok: false; response: SegmentResponse }
@@ -142,6 +143,12 @@ export function createSegmentHandler(deps: SegmentHandlerDeps): (call: SegmentCa
     return { ok: true, source, units, lane, records, perType };
   }
 
+  function turnOfBody(decoded: Buffer): string {
+    const hint = writeKeyHint(decoded);
+    const hinted = hint === undefined ? undefined : deps.sourceByWriteKey(hint);
+    return hinted?.id ?? NO_KNOWN_WRITE_KEY;
+  }
+
   return async function handleSegmentCall(call: SegmentCall): Promise<SegmentResponse> {
     const receivedAt = now();
     if (!deps.isReady()) return refuse(unavailable('the service is not ready (loading configuration or connecting to Kafka); retry shortly'));
@@ -163,9 +170,11 @@ export function createSegmentHandler(deps: SegmentHandlerDeps): (call: SegmentCa
 
     const decoded = await decodeBody(call.body ?? EMPTY, encoding);
     if (isApiError(decoded)) return refuse(decoded);
-    // The CPU-heavy part, in its source's turn (fair-turns.ts); a write key in the body is
-    // only known once parsed, so those requests share one turn.
-    const encoded = await inTurn(source?.id ?? WRITE_KEY_IN_BODY, () => encodeCall(call.kind, decoded, source, receivedAt));
+    // The CPU-heavy part, in its source's turn (fair-turns.ts). A write key in the body is
+    // known for sure only once parsed: such a request waits in the turn of the source its
+    // body's first writeKey names, or, naming none, with the other bodies that name none.
+    const turn = source?.id ?? turnOfBody(decoded);
+    const encoded = await inTurn(turn, () => encodeCall(call.kind, decoded, source, receivedAt));
     if (!encoded.ok) return encoded.response;
     const { units, lane, records, perType } = encoded;
     source = encoded.source;
