@@ -14,6 +14,7 @@ import {
   parseDestination,
   parseSource,
   redactDestination,
+  HOP_BY_HOP_HEADERS,
   REDACTED_SECRET,
   RESERVED_HEADERS,
   type ConfigState,
@@ -152,6 +153,13 @@ describe('parseDestination', () => {
       ]);
     },
   );
+
+  it.each(['Expect', 'keep-alive', 'Upgrade', 'TE', 'Proxy-Connection'])('refuses the hop-by-hop header %s, which the HTTP client refuses or manages', (name) => {
+    expect(issuesOf(() => parseDestination(destination({}, { webhooks: [hook({ [name]: '100-continue' })] })))).toEqual([
+      { path: `settings.webhooks[0].headers.${name}`, message: `"${name}" is a hop-by-hop header, managed by the HTTP connection, and cannot be a static header` },
+    ]);
+    expect(HOP_BY_HOP_HEADERS).toContain(name.toLowerCase());
+  });
 
   it('reserves exactly the headers the dispatcher sets', () => {
     expect(RESERVED_HEADERS).toEqual(expect.arrayContaining(['content-type', 'content-length', 'host', 'user-agent', 'x-signature']));

@@ -31,6 +31,15 @@ export const RESERVED_HEADERS = [
   'webhook-signature',
 ];
 
+/**
+ * Hop-by-hop headers, lower-cased, that the connection manages and the dispatcher's HTTP client
+ * (undici) refuses or misreads as a static header: undici refuses `Expect`, `Keep-Alive` and
+ * `Upgrade` outright, so every request of such a destination failed before anything was sent;
+ * `TE` and `Proxy-Connection` mean nothing end to end. (`Connection` and `Transfer-Encoding`
+ * are in RESERVED_HEADERS.) A static header may not set them.
+ */
+export const HOP_BY_HOP_HEADERS = ['expect', 'keep-alive', 'proxy-connection', 'te', 'upgrade'];
+
 /** What a read shows instead of a stored secret; sending it back keeps the stored one. */
 export const REDACTED_SECRET = '[redacted]';
 
@@ -100,6 +109,8 @@ const headers = z
         ctx.addIssue({ code: 'custom', path: [name], message: `"${name}" is not a valid HTTP header name` });
       } else if (RESERVED_HEADERS.includes(lower)) {
         ctx.addIssue({ code: 'custom', path: [name], message: `"${name}" is set by Tributary and cannot be a static header` });
+      } else if (HOP_BY_HOP_HEADERS.includes(lower)) {
+        ctx.addIssue({ code: 'custom', path: [name], message: `"${name}" is a hop-by-hop header, managed by the HTTP connection, and cannot be a static header` });
       } else if (seen.has(lower)) {
         ctx.addIssue({ code: 'custom', path: [name], message: `repeats header "${seen.get(lower)}" (header names are case-insensitive)` });
       }

@@ -27,7 +27,7 @@ describe('attemptRecord', () => {
       targets: [target(0, 'https://hooks.example.com/secret-path?token=abc', 503, { retryAfterMs: 30_000 })],
     });
     expect(record).toEqual({
-      deliveryId: 'crm/m-1',
+      deliveryId: delivery.deliveryId,
       messageId: 'm-1',
       sourceId: 'web',
       destinationId: 'crm',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CircuitBreaker, DEFAULT_BREAKER, type BreakerSettings } from './breaker.js';
 
-const settings: BreakerSettings = { ...DEFAULT_BREAKER, consecutiveFailures: 3, minRequests: 10, failureRatio: 0.5, windowMs: 10_000, openMs: 1_000, maxOpenMs: 8_000, probes: 2 };
+const settings: BreakerSettings = { ...DEFAULT_BREAKER, consecutiveFailures: 3, minRequests: 10, failureRatio: 0.5, windowMs: 10_000, openMs: 1_000, maxOpenMs: 8_000, probes: 2, probeTimeoutMs: 5_000 };
 const failure = { kind: 'failure', error: 'HTTP 503' } as const;
 const success = { kind: 'success' } as const;
 
@@ -117,5 +117,20 @@ describe('CircuitBreaker', () => {
     expect(breaker.admit(1_000)).toBe('probe');
     breaker.cancelProbe();
     expect(breaker.admit(1_000)).toBe('probe');
+  });
+
+  it('lets probes through again when every one is out and none was heard of within probeTimeoutMs', () => {
+    const breaker = new CircuitBreaker(settings, 0);
+    failTimes(breaker, 3, 0);
+    expect(breaker.admit(1_000)).toBe('probe');
+    expect(breaker.admit(1_100)).toBe('probe');
+    // Slow is not lost: up to probeTimeoutMs after the last probe, the others are deferred.
+    expect(breaker.admit(6_100)).toBe('defer');
+    expect(breaker.admit(6_101)).toBe('probe');
+    expect(breaker.admit(6_102)).toBe('probe');
+    expect(breaker.admit(6_103)).toBe('defer');
+    expect(breaker.current).toBe('half_open');
+    breaker.record(success, true, 6_200);
+    expect(breaker.current).toBe('closed');
   });
 });

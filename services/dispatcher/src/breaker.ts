@@ -13,6 +13,9 @@
  *   closed circuit opens it at once for just that long (the receiver asked everyone to wait).
  * - half_open: up to `probes` real deliveries are attempted; the others are still deferred.
  *   A probe that succeeds closes the circuit; one that fails opens it again, for longer.
+ *   A probe counted as started and never reported nor given back (`cancelProbe`) would hold
+ *   it half-open, deferring everything, for good: when every probe is out and the last was
+ *   let through more than `probeTimeoutMs` ago, they are taken for lost and let through again.
  *
  * "Failure" means a retryable outcome (timeout, connection error, 5xx, 408, 429). An answer
  * that ends the delivery without a retry (a 404, say) shows the destination is up: it counts
@@ -28,6 +31,11 @@ export interface BreakerSettings {
   openMs: number;
   maxOpenMs: number;
   probes: number;
+  /**
+   * How long a probe may take from its admission to its report — its wait for a slot and its
+   * attempt — before it is taken for lost (see half_open above).
+   */
+  probeTimeoutMs: number;
 }
 
 export const DEFAULT_BREAKER: BreakerSettings = {
@@ -38,6 +46,7 @@ export const DEFAULT_BREAKER: BreakerSettings = {
   openMs: 5_000,
   maxOpenMs: 300_000,
   probes: 3,
+  probeTimeoutMs: 11_000,
 };
 
 /** What to do with the next delivery of this destination. */
@@ -70,6 +79,8 @@ export class CircuitBreaker {
   private openings = 0;
   private consecutive = 0;
   private probesStarted = 0;
+  /** When the last probe was let through. */
+  private lastProbeAt = 0;
   private lastSuccessAt: number | null = null;
   private lastFailureAt: number | null = null;
   private lastError: string | null = null;
@@ -105,8 +116,11 @@ export class CircuitBreaker {
       this.probesStarted = 0;
     }
     if (this.state === 'half_open') {
+      // Every probe out and none heard of for longer than one takes: lost, not slow.
+      if (this.probesStarted >= this.settings.probes && now - this.lastProbeAt > this.settings.probeTimeoutMs) this.probesStarted = 0;
       if (this.probesStarted >= this.settings.probes) return 'defer';
       this.probesStarted++;
+      this.lastProbeAt = now;
       return 'probe';
     }
     return 'attempt';

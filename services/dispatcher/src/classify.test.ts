@@ -85,6 +85,15 @@ describe('classifyResult', () => {
     expect(classifyResult(error(UNSUPPORTED_PROTOCOL_CODE, 'ftp:'))).toMatchObject({ class: 'fatal', reason: 'invalid_url' });
     expect(classifyResult(error('UND_ERR_INVALID_ARG', 'invalid header'))).toMatchObject({ class: 'fatal', reason: 'undeliverable' });
   });
+
+  it('a header undici will not send (a static Expect) is undeliverable, not retried for hours', () => {
+    expect(classifyResult(error('UND_ERR_NOT_SUPPORTED', 'expect header not supported'))).toEqual({
+      class: 'fatal',
+      reason: 'undeliverable',
+      status: null,
+      detail: 'UND_ERR_NOT_SUPPORTED: expect header not supported',
+    });
+  });
 });
 
 const at = (target: string, result: UrlResult): TargetVerdict => ({ target, verdict: classifyResult(result) });
@@ -127,6 +136,17 @@ describe('classifyDelivery', () => {
       status: 301,
       error: 'a: HTTP 301 (redirects are not followed); b: HTTP 404',
     });
+  });
+
+  it('is gone only when every URL answered 410; a 410 beside another fatal answer takes that one\'s reason', () => {
+    expect(classifyDelivery([at('a', response(410)), at('b', response(410))])).toMatchObject({ kind: 'dead', reason: 'gone', status: 410 });
+    expect(classifyDelivery([at('a', response(410)), at('b', response(404))])).toEqual({
+      kind: 'dead',
+      reason: 'http_status',
+      status: 404,
+      error: 'a: HTTP 410 (Gone); b: HTTP 404',
+    });
+    expect(classifyDelivery([at('a', response(410)), at('b', error('DEPTH_ZERO_SELF_SIGNED_CERT'))])).toMatchObject({ kind: 'dead', reason: 'tls', status: null });
   });
 
   it('five URLs all answering 500 retry once, as one delivery', () => {

@@ -7,7 +7,7 @@
  * |-----------------------------------------------------------|-----------------------------|
  * | 2xx                                                       | success                     |
  * | 5xx, 408, 429                                             | retryable (http_status)     |
- * | 410 Gone                                                  | fatal gone                  |
+ * | 410 Gone (from every URL; else the other URLs' reason)     | fatal gone                  |
  * | other 4xx                                                 | fatal http_status           |
  * | 3xx (redirects are never followed)                        | fatal redirect              |
  * | no complete answer within WEBHOOK_TIMEOUT                 | retryable timeout           |
@@ -16,7 +16,7 @@
  * | certificate or TLS handshake failure (no request is sent) | fatal tls                   |
  * | address refused by the SSRF guard                         | fatal blocked_address       |
  * | malformed URL or not http(s)                              | fatal invalid_url           |
- * | a request Node refuses to build (bad header name/value)   | fatal undeliverable         |
+ * | a request Node or undici refuses to build (bad header)    | fatal undeliverable         |
  *
  * ENOTFOUND is retryable on purpose: each attempt reads the URL from the current config,
  * so a destination whose host name was mistyped, or whose DNS record is not published
@@ -50,7 +50,13 @@ export const UNSUPPORTED_PROTOCOL_CODE = 'ERR_TRIBUTARY_UNSUPPORTED_PROTOCOL';
 /** getaddrinfo's codes, and c-ares' (host-lookup.ts) for a name server that failed to answer. */
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'ENODATA', 'ETIMEOUT', 'ESERVFAIL', 'EREFUSED', 'EBADRESP', 'EFORMERR', 'ENOTIMP', 'EBADNAME']);
 const INVALID_URL_CODES = new Set(['ERR_INVALID_URL', UNSUPPORTED_PROTOCOL_CODE]);
-const UNDELIVERABLE_CODES = new Set(['UND_ERR_INVALID_ARG', 'ERR_INVALID_CHAR', 'ERR_HTTP_INVALID_HEADER_VALUE', 'ERR_INVALID_HTTP_TOKEN']);
+/**
+ * A request refused before anything is sent, the same way at every attempt: undici refuses
+ * some headers outright (`Expect` as UND_ERR_NOT_SUPPORTED; `Keep-Alive`, `Upgrade`,
+ * `Transfer-Encoding` as UND_ERR_INVALID_ARG). As "unknown, retryable" they made 4 hours of
+ * retries with nothing sent.
+ */
+const UNDELIVERABLE_CODES = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPORTED', 'ERR_INVALID_CHAR', 'ERR_HTTP_INVALID_HEADER_VALUE', 'ERR_INVALID_HTTP_TOKEN']);
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 /** OpenSSL certificate verification results Node reports as error codes. */
 const CERTIFICATE_CODES = new Set([
@@ -133,6 +139,10 @@ function summary(results: TargetVerdict[]): string {
  * One destination's URLs together: any 2xx delivers the message and nothing is retried;
  * otherwise any retryable failure retries the delivery (to all URLs again); otherwise it
  * is dead, with the reason of the first fatal failure. The error text names every failure.
+ *
+ * `gone` is kept for the case where every URL answered 410 (what the reason means, and what
+ * DELIVERY_DISABLE_ON_GONE disables a destination for): a 410 beside a 404 or a TLS failure
+ * takes the reason of the first of those instead.
  */
 export function classifyDelivery(results: TargetVerdict[]): DeliveryVerdict {
   const verdicts = results.map(({ verdict }) => verdict);
@@ -150,8 +160,9 @@ export function classifyDelivery(results: TargetVerdict[]): DeliveryVerdict {
     }
     return retry;
   }
+  const everyGone = verdicts.every((verdict) => verdict.class === 'fatal' && verdict.reason === 'gone');
   for (const verdict of verdicts) {
-    if (verdict.class === 'fatal') return { kind: 'dead', reason: verdict.reason, status: verdict.status, error: summary(results) };
+    if (verdict.class === 'fatal' && (everyGone || verdict.reason !== 'gone')) return { kind: 'dead', reason: verdict.reason, status: verdict.status, error: summary(results) };
   }
   return { kind: 'dead', reason: 'invalid_url', status: null, error: 'the destination has no webhook URL' };
 }

@@ -34,7 +34,7 @@ import { LoopWatch } from './loop-watch.js';
 import type { Output, PartitionLedger } from './ledger.js';
 import { DestinationSeries, type DispatcherMetrics } from './metrics.js';
 import { AttemptLog } from './outcome-log.js';
-import { disablingRecord, outcomeRecords, quarantineOutput } from './outcome-records.js';
+import { disablingRecord, onGone, outcomeRecords, quarantineOutput } from './outcome-records.js';
 import { OutcomeWriter } from './outcome-writer.js';
 import { RoomWaits } from './room-waits.js';
 import type { WebhookClient } from './webhook-client.js';
@@ -169,7 +169,7 @@ export class Dispatcher implements LaneHandler {
     this.loop.stop();
     clearTimeout(this.roomTimer);
     for (const reader of this.readers) reader.pause();
-    const abandoned = this.queue.removeQueued(() => true);
+    const abandoned = this.unqueued(this.queue.removeQueued(() => true));
     for (const job of abandoned) this.release(job);
     const deadline = Date.now() + drainTimeoutMs;
     while (this.running > 0 && Date.now() < deadline) await this.waits.wait('any', Math.min(100, deadline - Date.now()));
@@ -223,11 +223,8 @@ export class Dispatcher implements LaneHandler {
 
   assigned(lane: DeliveryLane, partitions: number[]): void {
     for (const ledger of this.lanes.keepOnly(lane, partitions)) {
-      const abandoned = this.queue.removeQueued((job) => job.ledger === ledger);
-      for (const job of abandoned) {
-        if (job.probe) this.board.cancelProbe(job.delivery.destinationId);
-        this.release(job);
-      }
+      const abandoned = this.unqueued(this.queue.removeQueued((job) => job.ledger === ledger));
+      for (const job of abandoned) this.release(job);
       this.options.logger.info(
         { lane, partition: ledger.partition, abandonedQueued: abandoned.length, stillRunning: ledger.unsettled - abandoned.length },
         'partition revoked; what was not committed is left to the next owner',
@@ -303,10 +300,13 @@ export class Dispatcher implements LaneHandler {
     if (outcome) {
       this.judge(job, outcome);
       const extra: Output[] = [];
-      const { settlement, destination } = outcome;
-      if (settlement.kind === 'dead' && settlement.letter.reason === 'gone' && this.options.disableOnGone && destination?.enabled) {
+      const { settlement, destination, targets } = outcome;
+      const gone = this.options.disableOnGone ? onGone(settlement, targets, destination, this.options.config.destination(destinationId)) : 'none';
+      if (gone === 'disable' && destination) {
         this.options.logger.warn({ destinationId }, 'every URL answered 410 Gone: disabling the destination (DELIVERY_DISABLE_ON_GONE)');
         extra.push(disablingRecord(this.options.codec, this.options.topics, destination, Date.now()));
+      } else if (gone === 'config_changed') {
+        this.options.logger.warn({ destinationId }, 'every URL answered 410 Gone, but the destination was changed (or deleted) while the attempt ran: not disabling it (DELIVERY_DISABLE_ON_GONE)');
       }
       this.settle(job, { delivery: job.delivery, lane: job.lane, ...outcome }, extra);
       this.attemptLog.log(job.delivery, job.lane, outcome);
@@ -337,9 +337,25 @@ export class Dispatcher implements LaneHandler {
    * Takes a destination's queue out of turn and defers it, a few at a time between other work.
    * A job waiting for its turn holds its lane bytes until deferred; one of a partition revoked
    * meanwhile is released without a record (settle), and the next owner reads it again.
+   *
+   * Shedding a backlog (`backlog_full`) leaves the probes of a half-open circuit queued: at
+   * most CIRCUIT_PROBES of them, and they are the only deliveries that can close it. Deferred,
+   * they left the circuit half-open with its probes counted as started and none running, and
+   * every later delivery was deferred `circuit_open` until a restart.
    */
   private deferQueued(destinationId: string, reason: DeferReason): void {
-    inTurns(this.queue.takeQueued(destinationId), DEFERRALS_PER_TURN, (job) => this.defer(job, reason, Date.now()));
+    const jobs = this.queue.takeQueued(destinationId, reason === 'backlog_full' ? (job) => !job.probe : undefined);
+    inTurns(this.unqueued(jobs), DEFERRALS_PER_TURN, (job) => this.defer(job, reason, Date.now()));
+  }
+
+  /**
+   * Jobs taken out of the queue without an attempt: a probe among them is given back to its
+   * breaker at once (not when its deferral's turn comes: the circuit may have moved by then),
+   * so a half-open circuit never waits for a probe that will not run.
+   */
+  private unqueued(jobs: Job[]): Job[] {
+    for (const job of jobs) if (job.probe) this.board.cancelProbe(job.delivery.destinationId);
+    return jobs;
   }
 
   private defer(job: Job, reason: DeferReason, now: number): void {

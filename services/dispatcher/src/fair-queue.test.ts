@@ -69,6 +69,15 @@ describe('FairQueue', () => {
     expect(queue.queued).toBe(0);
   });
 
+  it('takes only the queued items of one destination it is asked for, and keeps the rest in turn', () => {
+    const queue = new FairQueue<Item>(limits);
+    for (let index = 0; index < 4; index++) queue.enqueue('a', { name: `a${index}`, lane: index < 3 ? 'first' : 'retry', bytes: 10, partition: index % 2, queuedAt: 0 });
+    expect(queue.takeQueued('a', (item) => item.partition === 1).map((item) => item.name)).toEqual(['a1', 'a3']);
+    expect(queue.backlog('a')).toMatchObject({ first: 2, retry: 0, bytes: 20 });
+    expect([queue.queued, queue.queuedBytes]).toEqual([2, 20]);
+    expect(names(queue.startRunnable())).toEqual(['a0', 'a2']);
+  });
+
   it('removes the queued items of a revoked partition and keeps the rest in order', () => {
     const queue = new FairQueue<Item>(limits);
     for (let index = 0; index < 4; index++) queue.enqueue('a', { name: `a${index}`, lane: 'first', bytes: 1, partition: index % 2, queuedAt: 0 });

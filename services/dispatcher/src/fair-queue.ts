@@ -229,13 +229,16 @@ export class FairQueue<T extends Queued> {
     this.forgetIfIdle(destinationId, state);
   }
 
-  /** Removes every queued item of one destination (its circuit opened: they are deferred). */
-  takeQueued(destinationId: string): T[] {
+  /**
+   * Removes the queued items of one destination — every one (its circuit opened: they are
+   * deferred), or those `take` picks.
+   */
+  takeQueued(destinationId: string, take?: (item: T) => boolean): T[] {
     const state = this.destinations.get(destinationId);
     if (!state) return [];
-    const taken = [...state.first.drain(), ...state.retry.drain()];
+    const taken = take ? [...state.first.filter((item) => !take(item)), ...state.retry.filter((item) => !take(item))] : [...state.first.drain(), ...state.retry.drain()];
     this.forgetQueued(taken);
-    state.bytes = 0;
+    for (const item of taken) state.bytes -= item.bytes;
     this.forgetIfIdle(destinationId, state);
     return taken;
   }

@@ -55,7 +55,7 @@ await runService({
     const client = new WebhookClient({
       timeoutMs: env.WEBHOOK_TIMEOUT,
       allowPrivateNetworks: env.DELIVERY_ALLOW_PRIVATE_NETWORKS,
-      connectionsPerOrigin: env.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION,
+      connectionsPerUrl: env.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION,
       hosts: new HostLookup({
         servers: env.DELIVERY_DNS_SERVERS,
         tryTimeoutMs: dnsTryTimeoutMs(env.WEBHOOK_TIMEOUT),
@@ -64,8 +64,8 @@ await runService({
       }),
     });
     onShutdown('webhook client', () => client.close());
-    // A deleted destination's connection pools are closed; the rest are kept warm.
-    config.onChange(() => void client.forgetExcept(new Set(config.state().destinations.map((destination) => destination.id))));
+    // The pools of a deleted destination, or of a URL it no longer has, are closed; the rest are kept warm.
+    config.onChange(() => void client.forgetExcept(config.state().destinations));
     if (env.DELIVERY_ALLOW_PRIVATE_NETWORKS) logger.warn('DELIVERY_ALLOW_PRIVATE_NETWORKS=true: webhooks may reach loopback and private addresses');
 
     // One transactional id per instance, stable across restarts: a restarted process fences

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { topicNames } from '@tributary/schemas';
 import { testDelivery } from '@tributary/test/harness';
-import type { AttemptFacts } from './attempt-log.js';
-import { outcomeRecords, type Encoder } from './outcome-records.js';
+import type { Destination } from '@tributary/schemas';
+import type { AttemptFacts, TargetReport } from './attempt-log.js';
+import { classifyResult } from './classify.js';
+import { onGone, outcomeRecords, type Encoder } from './outcome-records.js';
 
 const topics = topicNames('t');
 /** Stands in for the Avro codec: the records' shapes are what is tested here, not Avro. */
@@ -21,7 +23,7 @@ describe('outcomeRecords', () => {
     const attempt = facts(Buffer.from('{}'), {});
     const { outputs, result, tooLarge } = outcomeRecords(json, topics, 1_000_000, { ...attempt, settlement: retry(attempt.delivery) }, origin);
     expect(outputs.map((o) => o.topic)).toEqual([topics.retry('10s'), topics.attempts]);
-    expect(outputs.every((o) => o.key === 'crm/m-1')).toBe(true);
+    expect(outputs.every((o) => o.key === attempt.delivery.deliveryId)).toBe(true);
     expect([result, tooLarge]).toEqual(['retry', false]);
   });
 
@@ -45,5 +47,30 @@ describe('outcomeRecords', () => {
     const quarantined = JSON.parse(outputs[0]!.value!.toString()) as { reason: string; valueSize: number; service: string };
     expect(quarantined).toMatchObject({ reason: 'too_large', service: 'dispatcher' });
     expect(quarantined.valueSize).toBeGreaterThan(20_000);
+  });
+});
+
+describe('onGone', () => {
+  const destination = (url: string, enabled = true): Destination => ({ id: 'crm', name: 'crm', type: 'webhooks', sources: [], enabled, settings: { sharedSecret: null, standardWebhooksSecret: null, webhooks: [{ url, headers: {} }] } });
+  const answered = (...statuses: number[]): TargetReport[] =>
+    statuses.map((status, index) => ({ index, url: `https://h.example/${index}`, verdict: classifyResult({ kind: 'response', status }), durationMs: 1, body: undefined, retryAfterMs: undefined }));
+  const dead = (reason: 'gone' | 'http_status') => ({ kind: 'dead', letter: { delivery: testDelivery('crm', 'm-1'), reason, status: 410, error: 'HTTP 410 (Gone)', deadAt: 9 } }) as const;
+  const attempted = destination('https://h.example/0');
+
+  it('disables when every URL answered 410 and the destination is still as the attempt saw it (an equal copy will do)', () => {
+    expect(onGone(dead('gone'), answered(410, 410), attempted, destination('https://h.example/0'))).toBe('disable');
+  });
+
+  it('does nothing unless every URL answered 410', () => {
+    expect(onGone(dead('gone'), answered(410, 404), attempted, attempted)).toBe('none');
+    expect(onGone(dead('http_status'), answered(404), attempted, attempted)).toBe('none');
+    expect(onGone(dead('gone'), [], attempted, attempted)).toBe('none');
+  });
+
+  it('leaves a destination edited, disabled or deleted while the attempt ran as it is now', () => {
+    expect(onGone(dead('gone'), answered(410), attempted, destination('https://h.example/new'))).toBe('config_changed');
+    expect(onGone(dead('gone'), answered(410), attempted, destination('https://h.example/0', false))).toBe('config_changed');
+    expect(onGone(dead('gone'), answered(410), attempted, undefined)).toBe('config_changed');
+    expect(onGone(dead('gone'), answered(410), destination('https://h.example/0', false), undefined)).toBe('none');
   });
 });

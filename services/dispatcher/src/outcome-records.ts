@@ -4,10 +4,12 @@
  * broker would refuse for its size would wedge every transaction after it: the delivery goes
  * to the quarantine instead, as `too_large`. Pure apart from the Avro encoding.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { configKey, quarantineMessage, type AvroCodec, type PoisonRecord, type QuarantineCause } from '@tributary/shared';
 import type { Destination, TopicNames } from '@tributary/schemas';
-import { attemptRecord, type AttemptFacts } from './attempt-log.js';
+import { attemptRecord, type AttemptFacts, type TargetReport } from './attempt-log.js';
 import { outputBytes, type Output } from './ledger.js';
+import type { Settlement } from './next-step.js';
 
 /** What encodes a value for a topic (an AvroCodec). */
 export type Encoder = Pick<AvroCodec, 'encode'>;
@@ -66,6 +68,21 @@ export function outcomeRecords(codec: Encoder, topics: TopicNames, maxRecordByte
 export function quarantineOutput(codec: Encoder, topics: TopicNames, poison: PoisonRecord, cause: QuarantineCause, now: number): Output {
   const { topic, message } = quarantineMessage(codec, topics, 'dispatcher', poison, cause, now);
   return { topic, key: String(message.key), value: message.value as Buffer };
+}
+
+/**
+ * What DELIVERY_DISABLE_ON_GONE does with a settled delivery: `disable` its destination when
+ * every URL answered 410 Gone (one path of a receiver, or a proxy before it, answering 410 says
+ * nothing of the others). The disabling record is a copy of the destination `attempted` (as
+ * configured when the attempt began): when the destination `current`ly configured differs —
+ * edited (new URLs, say), disabled or deleted by an admin while the attempt ran — that copy
+ * would undo the edit or bring the destination back, so it is `config_changed` and nothing is
+ * written.
+ */
+export function onGone(settlement: Settlement, targets: readonly TargetReport[], attempted: Destination | undefined, current: Destination | undefined): 'none' | 'disable' | 'config_changed' {
+  const everyGone = targets.length > 0 && targets.every(({ verdict }) => verdict.class === 'fatal' && verdict.reason === 'gone');
+  if (settlement.kind !== 'dead' || settlement.letter.reason !== 'gone' || !everyGone || !attempted?.enabled) return 'none';
+  return isDeepStrictEqual(attempted, current) ? 'disable' : 'config_changed';
 }
 
 /** The config record that disables a destination whose every URL answered 410 Gone. */

@@ -39,6 +39,11 @@ describe('buildRequest', () => {
     });
   });
 
+  it('drops hop-by-hop headers undici would refuse, written to the config topic past validation', () => {
+    const hopByHop = { url: entry.url, headers: { Expect: '100-continue', 'Keep-Alive': 'timeout=5', Upgrade: 'h2c', TE: 'trailers', 'X-Ok': '1' } };
+    expect(buildRequest(delivery, noSecrets, hopByHop, attemptAt).headers).toEqual({ 'X-Ok': '1', 'user-agent': USER_AGENT, 'content-type': 'application/json' });
+  });
+
   it('adds Standard Webhooks headers that the standardwebhooks package verifies', () => {
     const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
     const now = Date.now();

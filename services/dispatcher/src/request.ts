@@ -3,10 +3,11 @@
  *
  * Header order of precedence: the entry's static headers first, then the headers the
  * dispatcher owns, which always win. The config model already refuses static headers with
- * reserved names; they are dropped here as well because config can also be written to the
- * config topic directly, bypassing that validation.
+ * reserved names and hop-by-hop ones (which undici refuses: a static `Expect` failed every
+ * request); they are dropped here as well because config can also be written to the config
+ * topic directly, bypassing that validation.
  */
-import { RESERVED_HEADERS } from '@tributary/shared';
+import { HOP_BY_HOP_HEADERS, RESERVED_HEADERS } from '@tributary/shared';
 import type { Delivery, WebhookEntry, WebhooksSettings } from '@tributary/schemas';
 import { standardWebhooksSignature, xSignature } from './signing.js';
 
@@ -18,7 +19,7 @@ export interface WebhookRequest {
   body: Buffer;
 }
 
-const RESERVED = new Set(RESERVED_HEADERS);
+const RESERVED = new Set([...RESERVED_HEADERS, ...HOP_BY_HOP_HEADERS]);
 
 export function buildRequest(
   delivery: Pick<Delivery, 'deliveryId' | 'body'>,
@@ -34,7 +35,7 @@ export function buildRequest(
   headers['content-type'] = 'application/json';
   if (settings.sharedSecret) headers['x-signature'] = xSignature(settings.sharedSecret, delivery.body);
   if (settings.standardWebhooksSecret) {
-    // The delivery id (<destination>/<message>) is stable across retries and replays, so a
+    // The delivery id (<destination>/<source>/<message>) is stable across retries and replays, so a
     // receiver can use webhook-id to drop repeats, as Standard Webhooks intends.
     const timestamp = Math.floor(attemptAt / 1000);
     headers['webhook-id'] = delivery.deliveryId;

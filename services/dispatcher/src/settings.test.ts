@@ -37,6 +37,8 @@ describe('dispatcher settings', () => {
     expect(breakerFromSettings(loadEnv(dispatcherEnv, {}))).toEqual(DEFAULT_BREAKER);
     const env = loadEnv(dispatcherEnv, { CIRCUIT_FAILURES: '2', CIRCUIT_FAILURE_RATIO: '0.9', CIRCUIT_OPEN: '200ms', CIRCUIT_MAX_OPEN: '1s', CIRCUIT_PROBES: '1' });
     expect(breakerFromSettings(env)).toMatchObject({ consecutiveFailures: 2, failureRatio: 0.9, openMs: 200, maxOpenMs: 1000, probes: 1 });
+    // A probe is taken for lost after its wait for a slot and twice the answer window.
+    expect(breakerFromSettings(loadEnv(dispatcherEnv, { WEBHOOK_TIMEOUT: '2s', DELIVERY_MAX_QUEUE_WAIT: '500ms' })).probeTimeoutMs).toBe(4_500);
     expect(() => loadEnv(dispatcherEnv, { CIRCUIT_FAILURE_RATIO: '1.5' })).toThrow(/CIRCUIT_FAILURE_RATIO/);
   });
 

@@ -28,7 +28,7 @@ export const dispatcherEnv = {
   DELIVERY_SESSION_TIMEOUT: envTypes.duration('30s'),
   /** Deliveries being attempted at once, over all destinations, not counting stalled destinations' (fair-queue.ts): at most twice this in all. */
   DELIVERY_MAX_IN_FLIGHT: envTypes.positiveInt(512),
-  /** Deliveries being attempted at once for one destination (also the connections per origin). */
+  /** Deliveries being attempted at once for one destination (also the connections per URL of a destination). */
   DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: envTypes.positiveInt(64),
   /**
    * A destination holding this share of a nearly full lane, whose oldest queued delivery has
@@ -72,6 +72,8 @@ export const dispatcherEnv = {
 
 
 export function breakerFromSettings(settings: {
+  WEBHOOK_TIMEOUT: number;
+  DELIVERY_MAX_QUEUE_WAIT: number;
   CIRCUIT_FAILURES: number;
   CIRCUIT_FAILURE_RATIO: number;
   CIRCUIT_MIN_REQUESTS: number;
@@ -88,6 +90,9 @@ export function breakerFromSettings(settings: {
     openMs: settings.CIRCUIT_OPEN,
     maxOpenMs: Math.max(settings.CIRCUIT_MAX_OPEN, settings.CIRCUIT_OPEN),
     probes: settings.CIRCUIT_PROBES,
+    // A probe waits for a slot (about DELIVERY_MAX_QUEUE_WAIT when the dispatcher is
+    // saturated) and then for one answer window; twice the window leaves a margin.
+    probeTimeoutMs: 2 * settings.WEBHOOK_TIMEOUT + settings.DELIVERY_MAX_QUEUE_WAIT,
   };
 }
 

@@ -1,9 +1,18 @@
 /**
  * The HTTP edge: POSTs one request to one webhook URL with undici and reports what
- * happened as a `UrlResult` for `classifyResult`. Each destination has its own undici
- * Agent (a keep-alive pool per origin): two destinations posting to one host must not
- * share connections, or a path that hangs would hold the pool and starve the other
- * destination's requests in its queue. Redirects are never followed (undici does not).
+ * happened as a `UrlResult` for `classifyResult`. Each URL of each destination has its own
+ * keep-alive pool of `connectionsPerUrl` (DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION) connections,
+ * so every URL of every delivery in flight has a connection of its own:
+ * - two destinations posting to one host must not share connections, or a path that hangs
+ *   would hold the pool and starve the other destination's requests in its queue;
+ * - nor must two URLs of one destination on one origin (`/a` and `/b` of one receiver is
+ *   common): sharing one pool of that size, a delivery's requests waited for a connection
+ *   inside their answer window (its timer starts at dispatch) and timed out on receivers that
+ *   answered well within it, feeding the circuit breaker; and a hanging path's requests, still
+ *   running after another URL answered, held the healthy path's connections.
+ * Connections are opened as needed and close after KEEP_ALIVE_MS idle; a destination holds at
+ * most `connectionsPerUrl` × its URLs (at most 5, config-model.ts).
+ * Redirects are never followed (undici does not).
  *
  * Host names are resolved by `HostLookup` (host-lookup.ts), not by the thread-pool lookup
  * Node would use, so a destination whose DNS hangs cannot hold up another's connections.
@@ -16,7 +25,7 @@
  */
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
-import { Agent, type Dispatcher } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import { isBlockedAddress } from './address-guard.js';
 import { BLOCKED_ADDRESS_CODE, UNSUPPORTED_PROTOCOL_CODE, type UrlResult } from './classify.js';
 import type { HostLookup } from './host-lookup.js';
@@ -34,8 +43,9 @@ export interface WebhookClientOptions {
   /** The whole exchange per URL: connect, TLS, request, response headers and body. */
   timeoutMs: number;
   allowPrivateNetworks: boolean;
-  connectionsPerOrigin: number;
-  hosts: HostLookup;
+  /** Connections per URL of a destination: its in-flight limit, so none of its requests waits for one. */
+  connectionsPerUrl: number;
+  hosts: Pick<HostLookup, 'resolve'>;
 }
 
 class BlockedAddressError extends Error {
@@ -56,7 +66,7 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
  * The connector's lookup: `hosts`' addresses, narrowed to the family asked for; with `guarded`,
  * a name is refused when any address it resolves to is blocked.
  */
-export function connectLookup(hosts: HostLookup, guarded: boolean) {
+export function connectLookup(hosts: Pick<HostLookup, 'resolve'>, guarded: boolean) {
   return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
     hosts.resolve(hostname).then(
       (addresses) => {
@@ -93,17 +103,29 @@ type Target = { kind: 'target'; origin: string; path: string } | { kind: 'refuse
 
 const TARGET_CACHE_SIZE = 10_000;
 
+/** Which configured URLs a destination still has, for `forgetExcept`. */
+export interface ConfiguredDestination {
+  id: string;
+  settings: { webhooks: ReadonlyArray<{ url: string }> };
+}
+
 export class WebhookClient {
-  private readonly agents = new Map<string, Agent>();
+  /** Destination id → URL → its pool. */
+  private readonly pools = new Map<string, Map<string, Pool>>();
   private readonly targets = new Map<string, Target>();
 
   constructor(private readonly options: WebhookClientOptions) {}
 
-  private agentFor(destinationId: string): Agent {
-    let agent = this.agents.get(destinationId);
-    if (!agent) {
-      agent = new Agent({
-        connections: this.options.connectionsPerOrigin,
+  private poolFor(destinationId: string, url: string, origin: string): Pool {
+    let byUrl = this.pools.get(destinationId);
+    if (!byUrl) {
+      byUrl = new Map();
+      this.pools.set(destinationId, byUrl);
+    }
+    let pool = byUrl.get(url);
+    if (!pool) {
+      pool = new Pool(origin, {
+        connections: this.options.connectionsPerUrl,
         pipelining: 1,
         keepAliveTimeout: KEEP_ALIVE_MS,
         keepAliveMaxTimeout: KEEP_ALIVE_MS,
@@ -114,23 +136,34 @@ export class WebhookClient {
           lookup: connectLookup(this.options.hosts, !this.options.allowPrivateNetworks),
         },
       });
-      this.agents.set(destinationId, agent);
+      byUrl.set(url, pool);
     }
-    return agent;
+    return pool;
   }
 
-  /** Closes the pools of destinations that no longer exist. */
-  async forgetExcept(destinationIds: ReadonlySet<string>): Promise<void> {
-    const gone = [...this.agents].filter(([id]) => !destinationIds.has(id));
-    for (const [id] of gone) this.agents.delete(id);
-    await Promise.all(gone.map(([, agent]) => agent.close()));
+  /** Closes the pools of destinations that no longer exist, and of URLs they no longer have (after their requests finish). */
+  async forgetExcept(destinations: ReadonlyArray<ConfiguredDestination>): Promise<void> {
+    const configured = new Map(destinations.map((destination) => [destination.id, new Set(destination.settings.webhooks.map((entry) => entry.url))]));
+    const gone: Pool[] = [];
+    for (const [destinationId, byUrl] of this.pools) {
+      const urls = configured.get(destinationId);
+      for (const [url, pool] of byUrl) {
+        if (urls?.has(url)) continue;
+        byUrl.delete(url);
+        gone.push(pool);
+      }
+      if (byUrl.size === 0) this.pools.delete(destinationId);
+    }
+    await Promise.all(gone.map((pool) => pool.close()));
   }
 
   /**
    * One exchange through undici's dispatch interface: the response arrives as callbacks, so no
    * stream, promise chain or AbortController is built per request — the dispatcher's profile
    * showed undici's request/stream machinery and AbortSignal creation as a fifth of its CPU.
-   * A timer per request bounds the whole exchange (connect, TLS, request, answer, body).
+   * A timer per request bounds the whole exchange (connect, TLS, request, answer, body). It
+   * starts before undici has a connection for the request; with a pool per URL sized to the
+   * destination's in-flight limit none is waited for, so the window is the receiver's.
    */
   post(destinationId: string, url: string, request: WebhookRequest): Promise<UrlResult> {
     const target = this.target(url);
@@ -192,7 +225,7 @@ export class WebhookClient {
         },
       };
       try {
-        this.agentFor(destinationId).dispatch({ origin: target.origin, path: target.path, method: request.method, headers: request.headers, body: request.body }, handler);
+        this.poolFor(destinationId, url, target.origin).dispatch({ origin: target.origin, path: target.path, method: request.method, headers: request.headers, body: request.body }, handler);
       } catch (error) {
         // Options undici refuses outright (a header value it cannot send, say).
         finish({ kind: 'error', code: errorCode(error), message: errorMessage(error) });
@@ -228,8 +261,8 @@ export class WebhookClient {
   }
 
   async close(): Promise<void> {
-    const agents = [...this.agents.values()];
-    this.agents.clear();
-    await Promise.all(agents.map((agent) => agent.close()));
+    const pools = [...this.pools.values()].flatMap((byUrl) => [...byUrl.values()]);
+    this.pools.clear();
+    await Promise.all(pools.map((pool) => pool.close()));
   }
 }

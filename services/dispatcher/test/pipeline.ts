@@ -113,7 +113,7 @@ export class TestPipeline {
     await this.send(this.topics.config, configKey('destination', id), null);
   }
 
-  /** Writes a delivery as the router would (key `<destination>/<message>`); returns it. */
+  /** Writes a delivery as the router would (key `<destination>/<source>/<message>`); returns it. */
   async deliver(destinationId: string, body: unknown, overrides: Partial<Delivery> = {}): Promise<Delivery> {
     const [delivery] = await this.deliverMany([{ destinationId, body, overrides }]);
     return delivery!;
