@@ -57,6 +57,8 @@ describe('parseJsonSnapshot', () => {
     ['userIds not a list', { sourceId: 'web', userIds: 'u1' }, [{ path: 'userIds', message: 'must be a list of user ids' }]],
     ['an empty user id', { sourceId: 'web', userIds: ['u1', ''] }, [{ path: 'userIds[1]', message: 'may not be empty' }]],
     ['a numeric user id', { sourceId: 'web', userIds: [7] }, [{ path: 'userIds[0]', message: 'must be a string' }]],
+    // The router quarantines an id past 512: the member would be recorded and never told.
+    ['a user id longer than the router takes', { sourceId: 'web', userIds: ['u'.repeat(513)] }, [{ path: 'userIds[0]', message: 'must be at most 512 characters' }]],
     [
       'too many members',
       { sourceId: 'web', userIds: Array.from({ length: MAX_AUDIENCE_MEMBERS + 1 }, (_, i) => `u${i}`) },

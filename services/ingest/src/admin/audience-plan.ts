@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import type { AudienceMembership, IngestMessage, Source } from '@tributary/schemas';
-import type { ConfigState } from '@tributary/shared';
+import { MAX_ID_LENGTH, type ConfigState } from '@tributary/shared';
 import { AdminError, invalid, parseBody } from './errors.js';
 import type { MembershipChange } from './audience/membership-diff.js';
 import { serverMessage } from './server-message.js';
@@ -47,7 +47,9 @@ export function checkAudienceName(name: string): string {
 const userId = z
   .string({ error: 'must be a string' })
   .min(1, 'may not be empty')
-  .max(1024, 'must be at most 1024 characters');
+  // The router's limit for any id: a longer member was recorded as such here, and its Identify
+  // quarantined there — lost for good, every later sync seeing the member as unchanged.
+  .max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`);
 
 export const audienceSyncRequest = z
   .object(

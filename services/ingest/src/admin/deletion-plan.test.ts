@@ -55,6 +55,8 @@ describe('planDeletion', () => {
     ['a missing userId', {}, [{ path: 'userId', message: 'is required' }]],
     ['an empty userId', { userId: '' }, [{ path: 'userId', message: 'may not be empty' }]],
     ['a numeric userId', { userId: 42 }, [{ path: 'userId', message: 'must be a string' }]],
+    // The router quarantines an id past 512: the notification would never be delivered.
+    ['a userId longer than the router takes', { userId: 'u'.repeat(513) }, [{ path: 'userId', message: 'must be at most 512 characters' }]],
     ['an empty source list', { userId: 'u', sources: [] }, [{ path: 'sources', message: 'needs at least one source id; leave it out to mean every source' }]],
     ['sources not a list', { userId: 'u', sources: 'web' }, [{ path: 'sources', message: 'must be a list of source ids' }]],
     ['an unknown source', { userId: 'u', sources: ['web', 'ios'] }, [{ path: 'sources[1]', message: 'unknown source "ios"' }]],

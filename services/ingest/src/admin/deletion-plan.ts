@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { IngestMessage } from '@tributary/schemas';
-import type { ConfigState } from '@tributary/shared';
+import { MAX_ID_LENGTH, type ConfigState } from '@tributary/shared';
 import { invalid, parseBody } from './errors.js';
 import { serverMessage } from './server-message.js';
 
@@ -15,7 +15,9 @@ export const deletionRequest = z
       userId: z
         .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
         .min(1, 'may not be empty')
-        .max(1024, 'must be at most 1024 characters'),
+        // The router's limit for any id (MAX_ID_LENGTH): a longer one was accepted here and its
+        // notification quarantined there, never delivered.
+        .max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`),
       sources: z
         .array(z.string({ error: 'must be a source id' }), { error: 'must be a list of source ids' })
         .min(1, 'needs at least one source id; leave it out to mean every source')

@@ -49,6 +49,9 @@ describe('parseMemberLine', () => {
     ['{"userId":""}', 'userId may not be empty'],
     ['{"userId":"u","value":null}', 'value may not be null'],
     ['{"userId":"u","email":"x"}', 'unknown field "email"'],
+    [`{"userId":"${'u'.repeat(513)}"}`, 'userId must be at most 512 characters'],
+    // Wrapped in the Identify's traits, 64 levels would be one more than the router takes.
+    [`{"userId":"u","value":${'['.repeat(64)}${']'.repeat(64)}}`, 'value nests objects and arrays more than 63 levels deep'],
   ])('refuses %s, naming the line', (text, problem) => {
     expect(() => parseMemberLine(text, 7)).toThrow(`line 7: ${problem}`);
   });

@@ -4,10 +4,17 @@
  * of millions of members never sits in memory; a line longer than the limit is refused
  * rather than buffered.
  */
+import { MAX_ID_LENGTH, MAX_JSON_DEPTH, nestsDeeperThan } from '@tributary/shared';
 import { isJsonObject } from '@tributary/shared/segment';
 
 export const MAX_MEMBER_LINE_BYTES = 16 * 1024;
-export const MAX_USER_ID_LENGTH = 1024;
+/** The router's limit for any id: a longer one would be quarantined there, never delivered. */
+export const MAX_USER_ID_LENGTH = MAX_ID_LENGTH;
+/**
+ * Levels a computed trait's value may nest: the Identify's traits wrap it in one more object,
+ * and the router refuses traits nesting deeper than MAX_JSON_DEPTH.
+ */
+export const MAX_VALUE_DEPTH = MAX_JSON_DEPTH - 1;
 
 export interface MemberLine {
   userId: string;
@@ -42,7 +49,10 @@ export function parseMemberLine(text: string, line: number): MemberLine | undefi
   if (userId.length === 0) throw new MemberLineError(line, 'userId may not be empty');
   if (userId.length > MAX_USER_ID_LENGTH) throw new MemberLineError(line, `userId must be at most ${MAX_USER_ID_LENGTH} characters`);
   if (value === null) throw new MemberLineError(line, 'value may not be null: leave the member out of the snapshot to remove it');
-  return { userId, value: value === undefined ? undefined : JSON.stringify(value) };
+  if (value === undefined) return { userId, value: undefined };
+  const valueText = JSON.stringify(value);
+  if (nestsDeeperThan(valueText, MAX_VALUE_DEPTH)) throw new MemberLineError(line, `value nests objects and arrays more than ${MAX_VALUE_DEPTH} levels deep`);
+  return { userId, value: valueText };
 }
 
 /** Splits a byte stream into UTF-8 lines, numbered from 1, without holding more than one line. */
