@@ -121,9 +121,9 @@ describe('parseDestination', () => {
     ['a webhook without url', destination({}, { webhooks: [{ headers: {} }] }), [{ path: 'settings.webhooks[0].url', message: 'is required' }]],
     ['a webhook with an unknown field', destination({}, { webhooks: [{ url: 'https://x.example', method: 'PUT' }] }), [{ path: 'settings.webhooks[0]', message: 'unknown field: method' }]],
     ['a url not a string', destination({}, { webhooks: [{ url: 42 }] }), [{ path: 'settings.webhooks[0].url', message: 'must be a string' }]],
-    ['a relative url', destination({}, { webhooks: [{ url: '/hooks' }] }), [{ path: 'settings.webhooks[0].url', message: '"/hooks" is not an absolute URL (include http:// or https://)' }]],
-    ['a url without scheme', destination({}, { webhooks: [{ url: 'hooks.example.com/a' }] }), [{ path: 'settings.webhooks[0].url', message: '"hooks.example.com/a" is not an absolute URL (include http:// or https://)' }]],
-    ['an ftp url', destination({}, { webhooks: [hook(), { url: 'ftp://files.example.com/in' }] }), [{ path: 'settings.webhooks[1].url', message: '"ftp://files.example.com/in" must use http or https, not ftp' }]],
+    ['a relative url', destination({}, { webhooks: [{ url: '/hooks' }] }), [{ path: 'settings.webhooks[0].url', message: 'is not an absolute URL (include http:// or https://)' }]],
+    ['a url without scheme', destination({}, { webhooks: [{ url: 'hooks.example.com/a' }] }), [{ path: 'settings.webhooks[0].url', message: 'is not an absolute URL (include http:// or https://)' }]],
+    ['an ftp url', destination({}, { webhooks: [hook(), { url: 'ftp://files.example.com/in' }] }), [{ path: 'settings.webhooks[1].url', message: 'must use http or https, not ftp' }]],
     ['an overlong url', destination({}, { webhooks: [{ url: `https://x.example/${'a'.repeat(2048)}` }] }), [{ path: 'settings.webhooks[0].url', message: 'must be at most 2048 characters' }]],
     ['headers not an object', destination({}, { webhooks: [hook('X-Team: growth')] }), [{ path: 'settings.webhooks[0].headers', message: 'must be an object of header names to values' }]],
     ['a header value that is an object', destination({}, { webhooks: [hook({ 'X-Team': { a: 1 } })] }), [{ path: 'settings.webhooks[0].headers.X-Team', message: 'must be a string' }]],
@@ -133,6 +133,15 @@ describe('parseDestination', () => {
     ['a header value with CR LF', destination({}, { webhooks: [hook({ 'X-Team': 'a\r\nX-Evil: 1' })] }), [{ path: 'settings.webhooks[0].headers.X-Team', message: 'header values may not contain CR, LF or NUL' }]],
     ['a header value with LF', destination({}, { webhooks: [hook({ 'X-Team': 'a\nb' })] }), [{ path: 'settings.webhooks[0].headers.X-Team', message: 'header values may not contain CR, LF or NUL' }]],
     ['a header value with NUL', destination({}, { webhooks: [hook({ 'X-Team': 'a\0b' })] }), [{ path: 'settings.webhooks[0].headers.X-Team', message: 'header values may not contain CR, LF or NUL' }]],
+    ...['euro €', 'bell \x07', 'del \x7f', 'caf\u00e9'].map((value): [string, unknown, ValidationIssue[]] => [
+      `a header value HTTP cannot carry (${JSON.stringify(value)})`,
+      destination({}, { webhooks: [hook({ 'X-Team': value })] }),
+      [{ path: 'settings.webhooks[0].headers.X-Team', message: 'header values may hold only tabs and printable ASCII (other characters cannot be sent in an HTTP header)' }],
+    ]),
+    ['credentials in an ftp url, not echoed', destination({}, { webhooks: [{ url: 'ftp://alice:s3cr3t@files.example.com/in' }] }), [
+      { path: 'settings.webhooks[0].url', message: 'must use http or https, not ftp' },
+      { path: 'settings.webhooks[0].url', message: 'must not carry credentials (user:password@host): send them as a static header instead, e.g. "Authorization": "Basic <base64 of user:password>", whose value the admin API never shows' },
+    ]],
     ['an overlong header value', destination({}, { webhooks: [hook({ 'X-Team': 'v'.repeat(4097) })] }), [{ path: 'settings.webhooks[0].headers.X-Team', message: 'header values must be at most 4096 characters' }]],
     ['headers repeated in another case', destination({}, { webhooks: [hook({ 'X-Team': 'a', 'x-team': 'b' })] }), [{ path: 'settings.webhooks[0].headers.x-team', message: 'repeats header "X-Team" (header names are case-insensitive)' }]],
     ['21 headers', destination({}, { webhooks: [hook(Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`X-H${i}`, 'v'])))] }), [{ path: 'settings.webhooks[0].headers', message: 'at most 20 static headers per webhook URL' }]],
@@ -174,7 +183,7 @@ describe('parseDestination', () => {
   it('reports every issue at once', () => {
     expect(issuesOf(() => parseDestination({ id: 'd', type: 'other', settings: { webhooks: [{ url: 'nope', headers: { Host: 'x' } }] } }, 'destinations[0]'))).toEqual([
       { path: 'destinations[0].type', message: 'must be "webhooks" (the only destination type)' },
-      { path: 'destinations[0].settings.webhooks[0].url', message: '"nope" is not an absolute URL (include http:// or https://)' },
+      { path: 'destinations[0].settings.webhooks[0].url', message: 'is not an absolute URL (include http:// or https://)' },
       { path: 'destinations[0].settings.webhooks[0].headers.Host', message: '"Host" is set by Tributary and cannot be a static header' },
     ]);
   });

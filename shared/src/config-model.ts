@@ -45,6 +45,11 @@ export const REDACTED_SECRET = '[redacted]';
 
 /** RFC 9110 token: the characters allowed in a header field name. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/**
+ * What a header value may hold: tabs and printable ASCII. undici refuses control characters
+ * and anything past U+00FF; a value it refuses made every delivery to that URL undeliverable.
+ */
+const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
 const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 const WRITE_KEY = /^[\x21-\x39\x3b-\x7e]+$/;
 const STANDARD_WEBHOOKS_SECRET = /^whsec_[A-Za-z0-9+/]+={0,2}$/;
@@ -68,18 +73,20 @@ const webhookUrl = z.string({ error: expected('a string') }).superRefine((text, 
     ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_URL_LENGTH} characters` });
     return;
   }
+  // The URL itself is never quoted in these messages: it may carry credentials, and the
+  // messages reach the admin API's answers and, for a config file, the start-up log.
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    ctx.addIssue({ code: 'custom', message: `"${text}" is not an absolute URL (include http:// or https://)` });
+    ctx.addIssue({ code: 'custom', message: 'is not an absolute URL (include http:// or https://)' });
     return;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    ctx.addIssue({ code: 'custom', message: `"${text}" must use http or https, not ${url.protocol.replace(':', '')}` });
+    ctx.addIssue({ code: 'custom', message: `must use http or https, not ${url.protocol.replace(':', '')}` });
   }
   // Credentials in a URL would be shown by every read of the config; as a static header
-  // they are write-only like the shared secret. (The URL itself is never echoed here.)
+  // they are write-only like the shared secret.
   if (url.username !== '' || url.password !== '') {
     ctx.addIssue({
       code: 'custom',
@@ -118,6 +125,8 @@ const headers = z
       const text = String(value);
       if (/[\r\n\0]/.test(text)) {
         ctx.addIssue({ code: 'custom', path: [name], message: 'header values may not contain CR, LF or NUL' });
+      } else if (!HEADER_VALUE.test(text)) {
+        ctx.addIssue({ code: 'custom', path: [name], message: 'header values may hold only tabs and printable ASCII (other characters cannot be sent in an HTTP header)' });
       } else if (text.length > MAX_HEADER_VALUE_LENGTH) {
         ctx.addIssue({ code: 'custom', path: [name], message: `header values must be at most ${MAX_HEADER_VALUE_LENGTH} characters` });
       }

@@ -41,6 +41,9 @@ export interface HttpServerOptions {
 
 export type HttpServer = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger>;
 
+/** Characters of one path parameter: a 512-character id, percent-encoded (up to 3 bytes a character, 3 characters a byte). */
+export const MAX_PATH_PARAM_LENGTH = 512 * 9;
+
 export function createHttpServer({ logger, metrics, readiness, bodyLimit, timeouts }: HttpServerOptions): HttpServer {
   const app = Fastify({
     ...(timeouts ? { requestTimeout: timeouts.requestMs, keepAliveTimeout: timeouts.keepAliveMs } : {}),
@@ -50,7 +53,9 @@ export function createHttpServer({ logger, metrics, readiness, bodyLimit, timeou
     bodyLimit: bodyLimit ?? 1024 * 1024,
     // Client libraries build URLs by concatenation: analytics-java posts to /v1/import/, and an
     // endpoint configured with a trailing slash gives //v1/batch. Both mean the same route.
-    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+    // Path parameters are ids: config ids up to 128 characters, message and user ids up to 512,
+    // more once percent-encoded. Fastify's default of 100 answered 414 for ids the API creates.
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: MAX_PATH_PARAM_LENGTH },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });

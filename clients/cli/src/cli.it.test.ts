@@ -112,7 +112,7 @@ describe('tributary config apply', () => {
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe(
       `tributary: ${join(dir, 'bad.yaml')} is not valid\n` +
-        '  destinations[0].settings.webhooks[0].url: "ftp://hooks.example.com/a" must use http or https, not ftp\n' +
+        '  destinations[0].settings.webhooks[0].url: must use http or https, not ftp\n' +
         '  destinations[0].settings.webhooks[0].headers.Host: "Host" is set by Tributary and cannot be a static header\n',
     );
   });

@@ -159,7 +159,7 @@ describe('sources and destinations', () => {
     const headers = await call('POST', '/destinations', destinationBody({ id: 'bad-headers', sources: ['nope'] }, { webhooks: [{ url: 'ftp://x.example/a', headers: { Host: 'evil', 'X-Ok': 'a\r\nX-Injected: 1' } }] }));
     expect(headers.status).toBe(400);
     expect(headers.json.issues).toEqual([
-      { path: 'settings.webhooks[0].url', message: '"ftp://x.example/a" must use http or https, not ftp' },
+      { path: 'settings.webhooks[0].url', message: 'must use http or https, not ftp' },
       { path: 'settings.webhooks[0].headers.Host', message: '"Host" is set by Tributary and cannot be a static header' },
       { path: 'settings.webhooks[0].headers.X-Ok', message: 'header values may not contain CR, LF or NUL' },
     ]);
