@@ -17,4 +17,10 @@ describe('cursors', () => {
     expect(() => decodeTailCursor(encodeAttemptCursor({ startedAt: 1, partition: 0, offset: 0 }))).toThrow(InvalidCursor);
     expect(() => decodeTailCursor(Buffer.from('{"s":-1}').toString('base64url'))).toThrow(InvalidCursor);
   });
+
+  it('refuse positions no query can hold: a partition past 32 bits, a negative offset, a time no date holds', () => {
+    for (const a of [[1, 3_000_000_000, 1], [1, -1, 1], [1, 0, -1], [9e15, 0, 0]]) {
+      expect(() => decodeAttemptCursor(Buffer.from(JSON.stringify({ a })).toString('base64url')), JSON.stringify(a)).toThrow(InvalidCursor);
+    }
+  });
 });

@@ -33,6 +33,11 @@ function decode(text: string): Record<string, unknown> {
 
 const isInt = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value);
 
+/** The largest time a JS Date holds, in epoch milliseconds. */
+export const MAX_TIME_MS = 8.64e15;
+/** A Kafka partition number is a 32-bit signed integer (and an integer column). */
+const MAX_PARTITION = 2 ** 31 - 1;
+
 export function encodeAttemptCursor(position: AttemptPosition): string {
   return encode({ a: [position.startedAt, position.partition, position.offset] });
 }
@@ -41,6 +46,9 @@ export function decodeAttemptCursor(text: string): AttemptPosition {
   const { a } = decode(text);
   if (!Array.isArray(a) || a.length !== 3 || !a.every(isInt)) throw new InvalidCursor();
   const [startedAt, partition, offset] = a as [number, number, number];
+  // Out of these ranges the query's parameters fail (integer out of range), which the read
+  // API took for its database failing.
+  if (Math.abs(startedAt) > MAX_TIME_MS || partition < 0 || partition > MAX_PARTITION || offset < 0) throw new InvalidCursor();
   return { startedAt, partition, offset };
 }
 

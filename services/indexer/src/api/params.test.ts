@@ -25,6 +25,9 @@ describe('parseTime', () => {
 
   it('refuses anything else', () => {
     for (const bad of ['yesterday', 'Tue, 25 Nov 2026', '2026-13-45T00:00:00Z', '-5', '1.5', '']) expect(parseTime(bad), bad).toBeUndefined();
+    // Past what a date holds: answered with it, the read API failed.
+    expect(parseTime('8640000000000000')).toBe(8.64e15);
+    expect(parseTime('9999999999999999')).toBeUndefined();
   });
 });
 
@@ -111,6 +114,8 @@ describe('parseTimeline', () => {
 describe('parseId', () => {
   it('refuses an empty id by name', () => {
     expect(parseId('messageId', 'm-1')).toBe('m-1');
+    // Looked up as written: a NUL, which PostgreSQL text refuses, is stored as U+FFFD.
+    expect(parseId('messageId', 'a\u0000b')).toBe('a\uFFFDb');
     expect(refusal(() => parseId('messageId', '')).issues[0]?.path).toBe('messageId');
   });
 });

@@ -5,16 +5,19 @@
  */
 import { z } from 'zod';
 import { AdminError, parseDuration, type ValidationIssue } from '@tributary/shared';
-import { decodeAttemptCursor, decodeTailCursor, InvalidCursor, type AttemptPosition } from './cursor.js';
+import { safeText } from '../rows.js';
+import { decodeAttemptCursor, decodeTailCursor, InvalidCursor, MAX_TIME_MS, type AttemptPosition } from './cursor.js';
 
 export const DEFAULT_WINDOW_MS = 3_600_000;
 export const MAX_BUCKETS = 1000;
 export const MIN_BUCKET_MS = 10_000;
 export const MAX_BUCKET_MS = 86_400_000;
 
-/** ISO-8601 (`2026-11-25T10:00:00Z`, `2026-11-25`) or epoch milliseconds. */
+/** ISO-8601 (`2026-11-25T10:00:00Z`, `2026-11-25`) or epoch milliseconds a date can hold. */
 export function parseTime(text: string): number | undefined {
-  if (/^\d{1,16}$/.test(text)) return Number(text);
+  // Past MAX_TIME_MS no date exists: answering with it (toISOString) threw, and the read API
+  // said its database was unavailable.
+  if (/^\d{1,16}$/.test(text)) return Number(text) <= MAX_TIME_MS ? Number(text) : undefined;
   if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}(:?\d{2})?)?)?$/i.test(text)) return undefined;
   const ms = Date.parse(text);
   return Number.isFinite(ms) ? ms : undefined;
@@ -38,7 +41,9 @@ const limit = (max: number, fallback: number) =>
     .optional()
     .transform((value) => value ?? fallback);
 
-const id = z.string().min(1, 'may not be empty').max(1000, 'is longer than 1000 characters');
+// As written (rows.ts, safeText): a NUL, which PostgreSQL text refuses, was stored as U+FFFD,
+// and looked up as NUL it failed the query instead of finding nothing.
+const id = z.string().min(1, 'may not be empty').max(1000, 'is longer than 1000 characters').transform(safeText);
 
 export type StatusFilter =
   | { kind: 'outcome'; outcome: 'delivered' | 'retry' | 'deferred' | 'dead' }

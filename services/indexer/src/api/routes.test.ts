@@ -52,6 +52,24 @@ describe('the read API', () => {
     expect((await api.inject({ url: '/admin/v1/nothing-here', headers: auth })).json()).toMatchObject({ code: 'not_found' });
   });
 
+  it('answers 400 when the database refuses a value as data, not 503', async () => {
+    const refusing = { tail: async () => Promise.reject(Object.assign(new Error('value "3000000000" is out of range for type integer'), { code: '22003' })) };
+    const response = await server('t0ken', refusing).inject({ url: '/admin/v1/messages', headers: auth });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({ code: 'bad_request' });
+  });
+
+  it('looks up an id with a NUL as it was stored (U+FFFD), and refuses a time no date holds with 400', async () => {
+    let asked = '';
+    const store = { message: async (id: string) => ((asked = id), undefined) };
+    const api = server('t0ken', store as unknown as Partial<DeliveryLogStore>);
+    expect((await api.inject({ url: '/admin/v1/messages/a%00b', headers: auth })).statusCode).toBe(404);
+    expect(asked).toBe('a\uFFFDb');
+    const far = await api.inject({ url: '/admin/v1/delivery-summary?until=9999999999999999', headers: auth });
+    expect(far.statusCode).toBe(400);
+    expect(far.json()).toMatchObject({ code: 'validation_failed', issues: [{ path: 'until' }] });
+  });
+
   it('takes a message id with a slash, URL-encoded', async () => {
     let asked = '';
     const store = { message: async (id: string) => ((asked = id), undefined) };

@@ -47,6 +47,11 @@ export function registerReadApi(app: HttpServer, options: ReadApiOptions): void 
         if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
           return reply.code(statusCode).send(new AdminError(statusCode, 'bad_request', error instanceof Error ? error.message : 'bad request').body());
         }
+        // A value the checks let through but the database refuses as data (SQLSTATE class 22:
+        // out of range, invalid text) is the request's fault, not the database's.
+        if (isDataException(error)) {
+          return reply.code(400).send(new AdminError(400, 'bad_request', 'a query parameter is out of the range the delivery log can search').body());
+        }
         // The queries are read-only and checked: what fails here is the database.
         logger.warn({ err: error, method: request.method, route: request.routeOptions.url }, 'delivery log query failed');
         return reply.code(503).header('retry-after', '1').send(unavailable('its database did not answer').body());
@@ -92,4 +97,10 @@ export function registerReadApi(app: HttpServer, options: ReadApiOptions): void 
     if (options.destinationIds().includes(destinationId) || (await store().destinationSeen(destinationId))) return destinationId;
     throw new AdminError(404, 'not_found', `destination "${destinationId}" is neither configured nor in the delivery log`);
   }
+}
+
+/** PostgreSQL's class 22, data exception (node-postgres and PGlite both give the SQLSTATE as `code`). */
+function isDataException(error: unknown): boolean {
+  const { code } = (error ?? {}) as { code?: unknown };
+  return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code);
 }
