@@ -26,6 +26,22 @@ destinations:
 const issuesOf = (run: () => unknown): ValidationIssue[] => thrown(run, ConfigValidationError).issues;
 
 describe('parseConfigYaml', () => {
+  it('takes a static header\'s unquoted value as written, not as the number YAML reads it as', () => {
+    const text = [
+      'destinations:',
+      '  - id: d',
+      '    settings:',
+      '      webhooks:',
+      '        - url: https://hooks.example.com/a',
+      '          headers: { X-Version: 1.10, X-Id: 007, X-Big: 12345678901234567890, X-Hex: 0x1F, X-On: true, X-Quoted: "1.10" }',
+      '    retries: 007',
+    ].join('\n');
+    const parsed = parseConfigYaml(text, {}) as { destinations: Array<{ retries: unknown; settings: { webhooks: Array<{ headers: unknown }> } }> };
+    expect(parsed.destinations[0]!.settings.webhooks[0]!.headers).toEqual({ 'X-Version': '1.10', 'X-Id': '007', 'X-Big': '12345678901234567890', 'X-Hex': '0x1F', 'X-On': 'true', 'X-Quoted': '1.10' });
+    // Elsewhere YAML's reading stands (the config model says what it expects).
+    expect(parsed.destinations[0]!.retries).toBe(7);
+  });
+
   it('reads the design example and expands references inside strings', () => {
     const document = parseConfigYaml(designExample, { CRM_SECRET: 's3cret', CRM_TOKEN: 'tok' });
     expect(document).toEqual({

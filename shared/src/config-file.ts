@@ -9,7 +9,7 @@
  * `$${` writes a literal `${`.
  */
 import { readFile } from 'node:fs/promises';
-import { parseDocument } from 'yaml';
+import { isMap, isScalar, parseDocument, visit, type Document } from 'yaml';
 import { ConfigValidationError, formatPath, type ValidationIssue } from './config-model.js';
 
 const REFERENCE = /\$\$\{|\$\{([^}]*)\}?/g;
@@ -61,10 +61,28 @@ export function parseConfigYaml(text: string, env: Environment = process.env): u
       }),
     );
   }
+  keepHeaderValuesAsWritten(document);
   const issues: ValidationIssue[] = [];
   const expanded = expand(document.toJS({ maxAliasCount: 100 }), env, [], issues);
   if (issues.length > 0) throw new ConfigValidationError(issues);
   return expanded ?? {};
+}
+
+/**
+ * YAML reads an unquoted `X-Version: 1.10` as the number 1.1, `007` as 7 and `0x1F` as 31; a
+ * header is text, so a static header's unquoted value is taken as written, not as the value
+ * it reads as.
+ */
+function keepHeaderValuesAsWritten(document: Document): void {
+  visit(document, {
+    Pair(_key, pair) {
+      if (!isScalar(pair.key) || pair.key.value !== 'headers' || !isMap(pair.value)) return;
+      for (const header of pair.value.items) {
+        const value = header.value;
+        if (isScalar(value) && value.type === 'PLAIN' && typeof value.value !== 'string' && value.source !== undefined) value.value = value.source;
+      }
+    },
+  });
 }
 
 export class ConfigFileError extends Error {
