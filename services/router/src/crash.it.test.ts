@@ -12,7 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, expect, it } from 'vitest';
 import type { Kafka } from 'kafkajs';
-import type { IngestMessage } from '@tributary/schemas';
+import { deliveryKey, type IngestMessage } from '@tributary/schemas';
 import { createProducer, withAdmin } from '@tributary/shared';
 import { metricValue, type RunningService, stackEnv, startService, uniqueNamespace } from '@tributary/test/harness';
 import { DeliveryWatcher, destination, openStack, source, trackMessage, writeConfig, type Stack } from './__fixtures__/stack.js';
@@ -106,7 +106,7 @@ async function expectExactlyOnce(stack: Stack, namespace: string, backlog: Inges
     const counts = new Map<string, number>();
     for (const { key } of seen()) counts.set(key, (counts.get(key) ?? 0) + 1);
     const doubled = [...counts].filter(([, count]) => count > 1);
-    const missing = backlog.flatMap(({ messageId }) => DESTINATIONS.map((id) => `${id}/${messageId}`)).filter((key) => !counts.has(key));
+    const missing = backlog.flatMap(({ messageId, sourceId }) => DESTINATIONS.map((id) => deliveryKey(id, sourceId, messageId))).filter((key) => !counts.has(key));
     expect({ records: seen().length, doubled: doubled.slice(0, 5), missing: missing.slice(0, 5) }).toEqual({ records: expected, doubled: [], missing: [] });
     for (const { key, delivery } of seen()) expect(key).toBe(delivery.deliveryId);
   } finally {

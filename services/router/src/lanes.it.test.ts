@@ -66,7 +66,7 @@ describe('ingest lanes', () => {
     await retryLane.waitFor(() => bulkSeen() > 0, 30_000, 'the first overflow deliveries');
 
     await produce(stack.topics.ingest, [trackMessage('quiet-1', { sourceId: 'quiet' })]);
-    await watcher.waitForKeys(['hooks/quiet-1'], 30_000);
+    await watcher.waitForKeys(['hooks/quiet/quiet-1'], 30_000);
     const routedBefore = bulkSeen();
     // One FIFO would route it after the whole backlog; the main lane waits at most for the
     // transaction in flight (ROUTER_MAX_BATCH records), so most of the backlog is still ahead.
@@ -74,7 +74,7 @@ describe('ingest lanes', () => {
 
     await retryLane.waitFor(() => bulkSeen() >= BACKLOG, 120_000, 'the whole overflow backlog');
     await Promise.all([watcher.settle(), retryLane.settle()]);
-    expect(watcher.keys()).toEqual(['hooks/quiet-1']);
+    expect(watcher.keys()).toEqual(['hooks/quiet/quiet-1']);
     expect(new Set(retryLane.keys()).size).toBe(BACKLOG);
     // Each delivery committed once, the main lane's on the first-attempt topic and the overflow
     // lane's on the retry lane: each topic read once, to its end (a watcher may have read parts
@@ -89,10 +89,10 @@ describe('ingest lanes', () => {
     await produce(stack.topics.ingest, [repeated]);
     await produce(stack.topics.ingest, [trackMessage('after-both', { sourceId: 'quiet' })]);
     await produce(stack.topics.ingestOverflow, [trackMessage('after-both-overflow', { sourceId: 'quiet' })]);
-    await watcher.waitForKeys(['hooks/after-both'], 30_000);
-    await retryLane.waitForKeys(['hooks/after-both-overflow'], 30_000);
+    await watcher.waitForKeys(['hooks/quiet/after-both'], 30_000);
+    await retryLane.waitForKeys(['hooks/quiet/after-both-overflow'], 30_000);
     await Promise.all([watcher.settle(), retryLane.settle()]);
-    expect([...watcher.keys(), ...retryLane.keys()].filter((key) => key === 'hooks/both-lanes')).toHaveLength(1);
+    expect([...watcher.keys(), ...retryLane.keys()].filter((key) => key === 'hooks/quiet/both-lanes')).toHaveLength(1);
   }, 60_000);
 
   it('defers the deliveries of a destination whose circuit is open at every dispatcher onto the ladder, parks those of a half-open or congested one on the retry lane, and routes them the first way once it recovers', async () => {
@@ -128,7 +128,7 @@ describe('ingest lanes', () => {
     }, 'the deferred deliveries on the tier topics');
     expect(tierRecords.length).toBeGreaterThan(0);
     for (const { message } of tierRecords) {
-      expect(message.key?.toString()).toMatch(/^down\/tripped-/);
+      expect(message.key?.toString()).toMatch(/^down\/tripped\/tripped-/);
       const record = await stack.codec.decode<RetryRecord>('retry', message.value!);
       expect(record.delivery).toMatchObject({ destinationId: 'down', attempts: 0, lastError: 'deferred: circuit open' });
       expect(record.dueAt).toBeGreaterThanOrEqual(record.delivery.firstAttemptAt! + 10_000);
@@ -142,14 +142,14 @@ describe('ingest lanes', () => {
     const parkedCount = await parked();
     const isDown = ({ message }: { message: { key: Buffer | null } }) => message.key?.toString().startsWith('down/') ?? false;
     const parkedRecords = (await readTopic(stack.kafka, stack.topics.dueRetries, { until: (records) => records.filter(isDown).length >= parkedCount, timeoutMs: 20_000 })).filter(isDown);
-    expect(parkedRecords.every(({ message }) => message.key?.toString().startsWith('down/tripped-'))).toBe(true);
+    expect(parkedRecords.every(({ message }) => message.key?.toString().startsWith('down/tripped/tripped-'))).toBe(true);
 
     await health('closed');
     // The router reads the health view and routes asynchronously: a message just sent is not
     // routed yet when the watcher has caught up with the topic. Wait a while for any message
     // sent since the recovery, sending another only if the last ones were still held back.
     const recoveredFrom = sent + 1;
-    const routedFirstSinceRecovery = () => watcher.keys().some((key) => key.startsWith('down/tripped-') && Number(key.slice('down/tripped-'.length)) >= recoveredFrom);
+    const routedFirstSinceRecovery = () => watcher.keys().some((key) => key.startsWith('down/tripped/tripped-') && Number(key.slice('down/tripped/tripped-'.length)) >= recoveredFrom);
     await eventually(async () => {
       await produce(stack.topics.ingest, [trackMessage(`tripped-${++sent}`, { sourceId: 'tripped' })]);
       await watcher.waitFor(routedFirstSinceRecovery, 2_000).catch(() => undefined);
@@ -192,7 +192,7 @@ describe('a source that amplifies', () => {
       await wideLane.waitFor(() => wideLane.seen.length > 0, 60_000, 'the first wide deliveries');
       const quiet = trackMessage('quiet-wide', { sourceId: 'quiet' });
       await wideStack.producer.send({ topic: wideStack.topics.ingest, messages: [{ key: quiet.messageId, value: wideStack.codec.encode(wideStack.topics.ingest, quiet) }] });
-      await firstLane.waitForKeys(['hooks/quiet-wide'], 60_000);
+      await firstLane.waitForKeys(['hooks/quiet/quiet-wide'], 60_000);
       const routedBefore = wideLane.seen.length;
       expect(WIDE * 5 - routedBefore).toBeGreaterThan((WIDE * 5) / 2);
       await wideLane.waitFor(() => new Set(wideLane.keys()).size >= WIDE * 5, 120_000, 'every wide delivery');

@@ -47,9 +47,9 @@ afterAll(async () => {
 });
 
 describe('routing', () => {
-  it('sends every message type to each enabled destination, keyed <destination>/<messageId>, with the golden body', async () => {
+  it('sends every message type to each enabled destination, keyed <destination>/<source>/<messageId>, with the golden body', async () => {
     await produceIngest(stack, MESSAGE_TYPES.map((type) => FIXTURES[type]));
-    const expected = MESSAGE_TYPES.flatMap((type) => ['crm', 'bi'].map((id) => `${id}/${FIXTURES[type].messageId}`));
+    const expected = MESSAGE_TYPES.flatMap((type) => ['crm', 'bi'].map((id) => `${id}/web/${FIXTURES[type].messageId}`));
     await watcher.waitForKeys(expected);
     for (const type of MESSAGE_TYPES) {
       const golden = readFileSync(new URL(`./__golden__/${type}.json`, import.meta.url));
@@ -92,10 +92,10 @@ describe('routing', () => {
       trackMessage('int-on-wrong-case', { sourceId: 'app', integrations: '{"webhooks":false,"all":false}' }),
     ];
     await produceIngest(stack, off);
-    await watcher.waitForKeys(['probe/int-on-wrong-case']);
+    await watcher.waitForKeys(['probe/app/int-on-wrong-case']);
     await watcher.settle();
-    expect(watcher.has('probe/int-off-top')).toBe(false);
-    expect(watcher.has('probe/int-off-context')).toBe(false);
+    expect(watcher.has('probe/app/int-off-top')).toBe(false);
+    expect(watcher.has('probe/app/int-off-context')).toBe(false);
     expect(await metricValue(router.url, 'tributary_router_filtered_total', { reason: 'integrations_off' })).toBe(before + 2);
   });
 
@@ -103,7 +103,7 @@ describe('routing', () => {
     const disabled = await metricValue(router.url, 'tributary_router_filtered_total', { reason: 'source_disabled' });
     const none = await metricValue(router.url, 'tributary_router_filtered_total', { reason: 'no_destinations' });
     await produceIngest(stack, [trackMessage('from-paused', { sourceId: 'paused' }), trackMessage('from-nowhere', { sourceId: 'nowhere' }), trackMessage('after-filtered', { sourceId: 'app' })]);
-    await watcher.waitForKeys(['probe/after-filtered']);
+    await watcher.waitForKeys(['probe/app/after-filtered']);
     await watcher.settle();
     expect(watcher.keys().filter((key) => key.endsWith('/from-paused') || key.endsWith('/from-nowhere'))).toEqual([]);
     expect(await metricValue(router.url, 'tributary_router_filtered_total', { reason: 'source_disabled' })).toBe(disabled + 1);
@@ -127,9 +127,9 @@ describe('routing', () => {
         { key: 'anon-1', value: stack.codec.encode(stack.topics.ingest, trackMessage('after-junk', { sourceId: 'app' })) },
       ],
     });
-    await watcher.waitForKeys(['probe/after-junk']);
-    expect(watcher.has('probe/no-event')).toBe(false);
-    expect(watcher.has('probe/too-deep')).toBe(false);
+    await watcher.waitForKeys(['probe/app/after-junk']);
+    expect(watcher.has('probe/app/no-event')).toBe(false);
+    expect(watcher.has('probe/app/too-deep')).toBe(false);
     expect(await metricValue(router.url, 'tributary_router_invalid_total', { reason: 'not_framed' })).toBe(notFramed + 1);
     expect(await metricValue(router.url, 'tributary_router_invalid_total', { reason: 'unknown_schema' })).toBe(unknown + 1);
     expect(await metricValue(router.url, 'tributary_router_invalid_total', { reason: 'missing_field' })).toBe(missing + 1);
@@ -153,22 +153,22 @@ describe('configuration changes reach the running router', () => {
     await writeConfig(stack, destination('hooks', ['app']));
     await sleep(1000);
     await produceIngest(stack, [onKey('cfg-added', 'app')]);
-    await watcher.waitForKeys(['probe/cfg-added', 'hooks/cfg-added']);
+    await watcher.waitForKeys(['probe/app/cfg-added', 'hooks/app/cfg-added']);
 
     await writeConfig(stack, destination('hooks', ['web']));
     await sleep(1000);
     await produceIngest(stack, [onKey('cfg-changed-app', 'app'), onKey('cfg-changed-web', 'web')]);
-    await watcher.waitForKeys(['probe/cfg-changed-app', 'hooks/cfg-changed-web']);
+    await watcher.waitForKeys(['probe/app/cfg-changed-app', 'hooks/web/cfg-changed-web']);
     await watcher.settle();
-    expect(watcher.has('hooks/cfg-changed-app')).toBe(false);
+    expect(watcher.has('hooks/app/cfg-changed-app')).toBe(false);
 
     await writeConfig(stack, destination('hooks', ['web', 'app'], { enabled: false }));
     await sleep(1000);
     const disabledBefore = await metricValue(router.url, 'tributary_router_filtered_total', { reason: 'destination_disabled' });
     await produceIngest(stack, [onKey('cfg-disabled', 'app')]);
-    await watcher.waitForKeys(['probe/cfg-disabled']);
+    await watcher.waitForKeys(['probe/app/cfg-disabled']);
     await watcher.settle();
-    expect(watcher.has('hooks/cfg-disabled')).toBe(false);
+    expect(watcher.has('hooks/app/cfg-disabled')).toBe(false);
     expect(await metricValue(router.url, 'tributary_router_filtered_total', { reason: 'destination_disabled' })).toBe(disabledBefore + 1);
 
     expect(router.process.pid).toBe(pid);
@@ -181,23 +181,23 @@ describe('deduplication', () => {
     const repeat = trackMessage('dup-1', { sourceId: 'app' });
     await produceIngest(stack, [repeat, repeat, { ...repeat, properties: '{"n":2}' }]);
     await produceIngest(stack, [repeat, trackMessage('dup-sentinel-1', { sourceId: 'app' })]);
-    await watcher.waitForKeys(['probe/dup-sentinel-1']);
+    await watcher.waitForKeys(['probe/app/dup-sentinel-1']);
     await watcher.settle();
-    expect(watcher.keys().filter((key) => key === 'probe/dup-1')).toHaveLength(1);
+    expect(watcher.keys().filter((key) => key === 'probe/app/dup-1')).toHaveLength(1);
     expect(await metricValue(router.url, 'tributary_router_duplicates_total')).toBe(3);
 
     await router.stop();
     router = await startService('router', { env: routerEnv });
     await produceIngest(stack, [repeat, trackMessage('dup-sentinel-2', { sourceId: 'app' })]);
-    await watcher.waitForKeys(['probe/dup-sentinel-2']);
+    await watcher.waitForKeys(['probe/app/dup-sentinel-2']);
     await watcher.settle();
-    expect(watcher.keys().filter((key) => key === 'probe/dup-1')).toHaveLength(1);
+    expect(watcher.keys().filter((key) => key === 'probe/app/dup-1')).toHaveLength(1);
     expect(await metricValue(router.url, 'tributary_router_duplicates_total')).toBe(1);
   });
 
   it('the same messageId from another source is another message', async () => {
     await produceIngest(stack, [trackMessage('shared-id', { sourceId: 'web' }), trackMessage('shared-id', { sourceId: 'app' })]);
-    await watcher.waitForKeys(['crm/shared-id', 'probe/shared-id']);
+    await watcher.waitForKeys(['crm/web/shared-id', 'probe/app/shared-id']);
   });
 
   it('routes both partitions of a fetch in one transaction, and forwards a messageId repeated across them once', async () => {
@@ -214,9 +214,9 @@ describe('deduplication', () => {
       ],
     });
     router = await startService('router', { env: routerEnv });
-    await watcher.waitForKeys(['probe/cross-sentinel-0', 'probe/cross-sentinel-1']);
+    await watcher.waitForKeys(['probe/app/cross-sentinel-0', 'probe/app/cross-sentinel-1']);
     await watcher.settle();
-    expect(watcher.keys().filter((key) => key === 'probe/cross-1')).toHaveLength(1);
+    expect(watcher.keys().filter((key) => key === 'probe/app/cross-1')).toHaveLength(1);
     expect(await metricValue(router.url, 'tributary_router_duplicates_total')).toBe(1);
     expect(await metricValue(router.url, 'tributary_router_transaction_partitions_count')).toBe(1);
     expect(await metricValue(router.url, 'tributary_router_transaction_partitions_sum')).toBe(2);

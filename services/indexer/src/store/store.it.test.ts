@@ -123,7 +123,7 @@ describe.each(databases)('the delivery log on %s', (_name, open) => {
       ],
       deliveries: [
         {
-          deliveryId: 'crm/m-1',
+          deliveryId: 'crm/web/m-1',
           destinationId: 'crm',
           state: 'delivered',
           attempts: 2,
@@ -152,16 +152,16 @@ describe.each(databases)('the delivery log on %s', (_name, open) => {
     expect(await store.write(attemptBatch(2, 11, [...firstSuccesses, retried]))).toEqual({ attempts: 4, messages: 0, deliveries: 1 });
     expect((await store.summary('crm', { since: NOW - 3_600_000, until: NOW })).retriesPending).toBe(0);
     const { rows } = await store.db.query<{ delivery_id: string; state: string; attempts: number }>(
-      "SELECT delivery_id, state, attempts FROM deliveries WHERE delivery_id IN ('crm/m-held', 'crm/m-a', 'crm/m-b', 'crm/m-c') ORDER BY delivery_id",
+      "SELECT delivery_id, state, attempts FROM deliveries WHERE delivery_id IN ('crm/web/m-held', 'crm/web/m-a', 'crm/web/m-b', 'crm/web/m-c') ORDER BY delivery_id",
     );
-    expect(rows).toEqual([{ delivery_id: 'crm/m-held', state: 'delivered', attempts: 2 }]);
+    expect(rows).toEqual([{ delivery_id: 'crm/web/m-held', state: 'delivered', attempts: 2 }]);
   });
 
   it('keeps a delivery pending until an attempt is seen, whichever topic is indexed first', async () => {
     await store.write(attemptBatch(0, 500, [testAttempt({ messageId: 'm-early', destinationId: 'crm', startedAt: NOW - 1000, outcome: 'dead', status: 400, deadReason: 'http_status' })]));
     await store.write(messageBatch(1, 500, [testMessage({ messageId: 'm-early', receivedAt: NOW - 2000 }), testMessage({ messageId: 'm-waiting', receivedAt: NOW - 2000 })]));
     expect((await store.message('m-early'))?.deliveries[0]?.state).toBe('dead');
-    expect((await store.message('m-waiting'))?.deliveries).toMatchObject([{ deliveryId: 'crm/m-waiting', state: 'pending', attempts: 0, firstAttemptAt: null }]);
+    expect((await store.message('m-waiting'))?.deliveries).toMatchObject([{ deliveryId: 'crm/web/m-waiting', state: 'pending', attempts: 0, firstAttemptAt: null }]);
   });
 
   it('stores what PostgreSQL text would refuse (NUL, lone surrogates): text columns made safe, documents as sent', async () => {

@@ -152,7 +152,7 @@ describe('the dead-letter admin routes', () => {
 
     const records = await readTopicToEnd(kafka, topics.dueRetries);
     const deliveries = await Promise.all(records.map(({ message }) => codec.decode<Delivery>('delivery', message.value!)));
-    expect(records.map(({ message }) => message.key?.toString()).sort()).toEqual(['crm/m-1', 'crm/m-2', 'crm/m-3']);
+    expect(records.map(({ message }) => message.key?.toString()).sort()).toEqual(['crm/web/m-1', 'crm/web/m-2', 'crm/web/m-3']);
     for (const delivery of deliveries) expect(delivery).toMatchObject({ attempts: 0, firstAttemptAt: null, lastError: null, lastStatus: null, replays: 1 });
 
     const listed = (await call('GET', '/dlq?destination=crm')).json.deadLetters as Array<Record<string, unknown>>;
