@@ -8,3 +8,6 @@
 export const MAX_MESSAGE_ID_LENGTH = 100;
 /** Characters of userId, anonymousId, groupId and previousId. */
 export const MAX_ID_LENGTH = 512;
+
+/** The largest magnitude, in epoch milliseconds, a JS Date holds; `toISOString()` throws past it. */
+export const MAX_DATE_MS = 8.64e15;

@@ -80,8 +80,9 @@ export function quarantineOutput(codec: Encoder, topics: TopicNames, poison: Poi
  * written.
  */
 export function onGone(settlement: Settlement, targets: readonly TargetReport[], attempted: Destination | undefined, current: Destination | undefined): 'none' | 'disable' | 'config_changed' {
+  if (settlement.kind !== 'dead' || settlement.letter.reason !== 'gone' || !attempted?.enabled) return 'none';
   const everyGone = targets.length > 0 && targets.every(({ verdict }) => verdict.class === 'fatal' && verdict.reason === 'gone');
-  if (settlement.kind !== 'dead' || settlement.letter.reason !== 'gone' || !everyGone || !attempted?.enabled) return 'none';
+  if (!everyGone) return 'none';
   return isDeepStrictEqual(attempted, current) ? 'disable' : 'config_changed';
 }
 

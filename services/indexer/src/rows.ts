@@ -11,7 +11,7 @@
  * and all.
  */
 import { type DeliveryAttempt, type Destination, type IngestMessage, type Source } from '@tributary/schemas';
-import { contextIntegrations, decideRoute, webhooksEnabled, type QuarantineReason } from '@tributary/shared';
+import { contextIntegrations, decideRoute, MAX_DATE_MS, webhooksEnabled, type QuarantineReason } from '@tributary/shared';
 import { isJsonObject, type JsonObject } from '@tributary/shared/segment';
 
 export class Unindexable extends Error {
@@ -114,8 +114,6 @@ export interface DeliveryRow {
   lastOffset: number | null;
 }
 
-/** The largest magnitude a JS Date holds. */
-const MAX_DATE_MS = 8.64e15;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /** Text PostgreSQL accepts in text and jsonb columns. */

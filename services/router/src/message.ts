@@ -6,7 +6,7 @@
  */
 import type { IngestMessage, MessageType } from '@tributary/schemas';
 import { MESSAGE_TYPES } from '@tributary/schemas';
-import { MAX_ID_LENGTH, MAX_JSON_DEPTH, MAX_MESSAGE_ID_LENGTH, nestsDeeperThan, QUARANTINE_REASONS, undecodableCause, type QuarantineReason } from '@tributary/shared';
+import { MAX_DATE_MS, MAX_ID_LENGTH, MAX_JSON_DEPTH, MAX_MESSAGE_ID_LENGTH, nestsDeeperThan, QUARANTINE_REASONS, undecodableCause, type QuarantineReason } from '@tributary/shared';
 import { isJsonObject, type JsonObject } from '@tributary/shared/segment';
 
 /** Why a record is invalid: the reasons it is quarantined with. */
@@ -31,9 +31,6 @@ export interface FreeForm {
   properties: JsonObject | null;
   traits: JsonObject | null;
 }
-
-/** The largest magnitude a JS Date holds; `toISOString()` throws past it. */
-const MAX_DATE_MS = 8.64e15;
 
 const present = (value: string | null): value is string => value !== null && value !== '';
 

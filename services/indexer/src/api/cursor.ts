@@ -4,6 +4,7 @@
  * however deep it is, and rows indexed meanwhile never shift a page. The live tail's cursor
  * is the indexing sequence number of the newest message a client has seen.
  */
+import { MAX_DATE_MS } from '@tributary/shared';
 
 export class InvalidCursor extends Error {
   constructor(message = 'is not a cursor this API gave out') {
@@ -33,8 +34,6 @@ function decode(text: string): Record<string, unknown> {
 
 const isInt = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value);
 
-/** The largest time a JS Date holds, in epoch milliseconds. */
-export const MAX_TIME_MS = 8.64e15;
 /** A Kafka partition number is a 32-bit signed integer (and an integer column). */
 const MAX_PARTITION = 2 ** 31 - 1;
 
@@ -48,7 +47,7 @@ export function decodeAttemptCursor(text: string): AttemptPosition {
   const [startedAt, partition, offset] = a as [number, number, number];
   // Out of these ranges the query's parameters fail (integer out of range), which the read
   // API took for its database failing.
-  if (Math.abs(startedAt) > MAX_TIME_MS || partition < 0 || partition > MAX_PARTITION || offset < 0) throw new InvalidCursor();
+  if (Math.abs(startedAt) > MAX_DATE_MS || partition < 0 || partition > MAX_PARTITION || offset < 0) throw new InvalidCursor();
   return { startedAt, partition, offset };
 }
 

@@ -4,9 +4,9 @@
  * refused too, so a misspelt filter (`destinationId=`) is not silently ignored.
  */
 import { z } from 'zod';
-import { AdminError, parseDuration, type ValidationIssue } from '@tributary/shared';
+import { AdminError, MAX_DATE_MS, parseDuration, type ValidationIssue } from '@tributary/shared';
 import { safeText } from '../rows.js';
-import { decodeAttemptCursor, decodeTailCursor, InvalidCursor, MAX_TIME_MS, type AttemptPosition } from './cursor.js';
+import { decodeAttemptCursor, decodeTailCursor, InvalidCursor, type AttemptPosition } from './cursor.js';
 
 export const DEFAULT_WINDOW_MS = 3_600_000;
 export const MAX_BUCKETS = 1000;
@@ -15,9 +15,9 @@ export const MAX_BUCKET_MS = 86_400_000;
 
 /** ISO-8601 (`2026-11-25T10:00:00Z`, `2026-11-25`) or epoch milliseconds a date can hold. */
 export function parseTime(text: string): number | undefined {
-  // Past MAX_TIME_MS no date exists: answering with it (toISOString) threw, and the read API
+  // Past MAX_DATE_MS no date exists: answering with it (toISOString) threw, and the read API
   // said its database was unavailable.
-  if (/^\d{1,16}$/.test(text)) return Number(text) <= MAX_TIME_MS ? Number(text) : undefined;
+  if (/^\d{1,16}$/.test(text)) return Number(text) <= MAX_DATE_MS ? Number(text) : undefined;
   if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}(:?\d{2})?)?)?$/i.test(text)) return undefined;
   const ms = Date.parse(text);
   return Number.isFinite(ms) ? ms : undefined;
