@@ -5,7 +5,8 @@
  * the backfill; the router's does (main-lane-share.ts): what the backfill writes past its
  * ROUTER_SOURCE_RATE is copied to the overflow lane in a few large transactions and routed from
  * there, so the healthy source's records behind it in the partitions are reached within a
- * few seconds: the slowest of them 1.7–2.7 s in six runs. Routed in order instead
+ * few seconds: the slowest of them 1.7–2.7 s in six runs on a fast host; 2.8 and 4.7 s in two on
+ * a slow one, where the producer itself took 5.5 and 6.7 s to write the backfill. Routed in order instead
  * (ROUTER_SOURCE_RATE=0), the same backfill held them up to 7.6–15.9 s in seven runs of eight
  * (3.9 s in one: how far behind the router falls depends on how fast the producer writes);
  * moved, but in transactions of ROUTER_MAX_BATCH records, 6.6–9.3 s. Every backfilled message
@@ -74,6 +75,7 @@ describe('a backfill written straight to the ingest topic beside a healthy sourc
     await codec.register(pipeline.topics.ingest, 'ingest');
     const producer = createProducer(testKafka());
     await producer.connect();
+    const backfillStarted = Date.now();
     const backfill = (async () => {
       for (let first = 0; first < BACKFILL; first += 1000) {
         const messages = Array.from({ length: Math.min(1000, BACKFILL - first) }, (_, offset) => {
@@ -82,6 +84,7 @@ describe('a backfill written straight to the ingest topic beside a healthy sourc
         });
         await producer.send({ topic: pipeline.topics.ingest, messages });
       }
+      return Date.now() - backfillStarted;
     })();
     const sent: Array<{ messageId: string; at: number }> = [];
     for (let tick = 0; tick < TRICKLE_MESSAGES; tick++) {
@@ -90,7 +93,7 @@ describe('a backfill written straight to the ingest topic beside a healthy sourc
       sent.push({ messageId: messageId!, at });
       await new Promise((resolve) => setTimeout(resolve, TRICKLE_INTERVAL_MS));
     }
-    await backfill;
+    const backfillWriteMs = await backfill;
     await producer.disconnect();
 
     const latencies = await eventually(
@@ -107,11 +110,15 @@ describe('a backfill written straight to the ingest topic beside a healthy sourc
     console.info(
       `[backfill] ${BACKFILL} records written straight to the ingest topic, ${moved} moved to the overflow lane by the router; ` +
         `healthy source's events p50 ${sorted[Math.floor(sorted.length / 2)]} ms, p90 ${sorted[Math.floor(sorted.length * 0.9)]} ms, max ${max} ms; ` +
-        `backfill delivered ${bulk.arrivals.size}, repeated ${bulk.repeats.length}`,
+        `backfill written in ${backfillWriteMs} ms, delivered ${bulk.arrivals.size} after ${Date.now() - backfillStarted} ms, repeated ${bulk.repeats.length}`,
     );
     expect(moved, 'the router moved the backfill past its share').toBeGreaterThan(BACKFILL / 2);
     expect(movedHealthy, 'nothing of the healthy source was moved').toBe(0);
-    expect(max).toBeLessThan(5_000);
+    // The router copies what is ahead of a healthy record at least as fast as one producer
+    // writes it, so the wait is bounded by the backfill's own writing time, measured in this
+    // run: on a slow or busy host the producer slows down with the router. Routed in order,
+    // the wait is the router's routing time for the backfill, several times its writing time.
+    expect(max).toBeLessThan(Math.max(5_000, backfillWriteMs));
     expect(bulk.arrivals.size).toBe(BACKFILL);
     expect(bulk.repeats.length).toBe(0);
   });
