@@ -3,8 +3,9 @@
 // runs `npm ci` (or `npm install` when there is no lockfile yet) when node_modules is
 // missing or older than the lockfile. With --for-tests (what `npm test` passes) it also
 // installs, from Debian's packages, what the tests drive and npm cannot provide:
-// - Chromium at /usr/bin/chromium, for the console's browser tests (the npm `playwright`
-//   package's own browser download cannot be reached from every machine the tests run on);
+// - Chromium at /usr/bin/chromium, for the console's browser tests and the compat suite's
+//   analytics.js client (the npm `playwright` package's own browser download cannot be reached
+//   from every machine the tests run on);
 // - a PostgreSQL server (initdb, pg_ctl), because the delivery log's store is tested against a
 //   real one as well as the embedded PGlite.
 // A test must fail rather than skip when either is missing, so a machine where they cannot be
@@ -50,7 +51,7 @@ function postgresServerFound() {
 
 /** What the tests need from Debian, with how to tell whether it is there. */
 const TEST_PACKAGES = [
-  { name: 'chromium', purpose: 'the console browser tests drive Chromium at /usr/bin/chromium', present: () => existsSync(CHROMIUM) },
+  { name: 'chromium', purpose: 'the console browser tests and the analytics.js compat case drive Chromium at /usr/bin/chromium', present: () => existsSync(CHROMIUM) },
   { name: 'postgresql', purpose: 'the delivery log is tested against a real PostgreSQL server (initdb, pg_ctl)', present: postgresServerFound },
 ];
 

@@ -1,14 +1,15 @@
 /**
  * Real-client compatibility: the real Segment client libraries — analytics-go v2.1.1,
- * @segment/analytics-node, analytics-node 6, segment-analytics-python and analytics-java
- * 3.5.4 — send their
+ * @segment/analytics-node, analytics-node 6, segment-analytics-python, analytics-java
+ * 3.5.4 and analytics.js (@segment/analytics-next, in Chromium) — send their
  * calls to a running ingest, and every message must arrive on the ingest topic exactly
  * once, with its fields and normalised timestamps (`checkDelivery` says what that
  * means). Each client gets its own namespace, source and ingest process.
  *
- * The Go, Python and Java (JDK 17 + Maven) toolchains are required: without one its case fails
- * saying what to install. Their first run downloads modules / packages and builds into a
- * cache outside the repository; the test log shows how long that took.
+ * The Go, Python and Java (JDK 17 + Maven) toolchains and Chromium are required: without one
+ * its case fails saying what to install. The toolchains' first run downloads modules /
+ * packages and builds into a cache outside the repository; the test log shows how long that
+ * took.
  */
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -25,6 +26,7 @@ import {
   uniqueNamespace,
   type RunningService,
 } from '@tributary/test/harness';
+import { runAnalyticsJs } from './browser/analytics-js.js';
 import { checkDelivery, describeTraffic, type ArrivedRecord } from './delivery-check.js';
 import type { CallType, Manifest } from './manifest.js';
 import { runAnalyticsNode6 } from './node/analytics-node-6.js';
@@ -90,7 +92,25 @@ const CLIENTS: ClientCase[] = [
       return (options) => runDriverProgram('the Java driver', prepared.path, prepared.args, options);
     },
   },
+  {
+    name: 'analytics.js in Chromium, one request per call',
+    // Each call alone to /v1/i, /v1/t, /v1/p, /v1/s, /v1/g, /v1/a, as text/plain.
+    calls: SIX_CALLS,
+    prepare: async () => (options) => runAnalyticsJs(options, 'per-call'),
+  },
+  {
+    name: 'analytics.js in Chromium, batching',
+    // Its batching strategy: three messages per request to /v1/b.
+    calls: SIX_CALLS,
+    prepare: async () => (options) => runAnalyticsJs(options, 'batching'),
+  },
 ];
+
+function isLoopback(url: string): boolean {
+  const { protocol, hostname } = new URL(url);
+  // data: is the page's own empty favicon, never a request on the network.
+  return protocol === 'data:' || ['127.0.0.1', 'localhost', '[::1]'].includes(hostname);
+}
 
 interface Stack {
   kafka: Kafka;
@@ -164,6 +184,13 @@ describe('real Segment client libraries against ingest', () => {
       console.info(describeTraffic(manifest));
 
       expect(manifest.calls.map((call) => call.type)).toEqual(client.calls);
+      if (manifest.requestedUrls) {
+        // A browser page: nothing from the internet, and the write key in no URL (a settings
+        // fetch from a CDN would put it there).
+        expect(manifest.requestedUrls.filter((url) => !isLoopback(url))).toEqual([]);
+        expect(manifest.requestedUrls.filter((url) => url.includes(stack.source.writeKey)).map((url) => url.replaceAll(stack.source.writeKey, '<write key>'))).toEqual([]);
+        expect(manifest.requestedUrls.length).toBeGreaterThan(0);
+      }
       const records = await readIngestTopic(stack);
       expect(checkDelivery(manifest, records, { sourceId: stack.source.id, startedAt, finishedAt })).toEqual([]);
     }, 600_000);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { IngestMessage } from '@tributary/schemas';
 import { checkDelivery, parseWireTimestamp, type ArrivedRecord, type CheckContext } from './delivery-check.js';
-import type { Manifest } from './manifest.js';
+import type { JsonObject, Manifest } from './manifest.js';
 
 const RECEIVED = Date.parse('2026-11-21T12:00:01.500Z');
 const CONTEXT: CheckContext = { sourceId: 'web', startedAt: RECEIVED - 1_000, finishedAt: RECEIVED + 1_000 };
@@ -177,6 +177,32 @@ describe('checkDelivery', () => {
     expect(problems.slice(0, 2)).toEqual([
       'the library reported: response 400 Bad Request',
       'request 1 (POST /v1/batch, 2 messages) was refused: ingest answered 400 {"error":"unknown field batch[0].integrations"}',
+    ]);
+  });
+});
+
+/** The Go run as analytics.js would send it: each message alone to its short path, with its own sentAt. */
+function singleMessageManifest(): Manifest {
+  const manifest = goManifest();
+  const [batch] = manifest.requests;
+  const messages = (batch!.body.batch as JsonObject[]).map((message): JsonObject => ({ ...message, writeKey: '<write key>', sentAt: '2026-11-21T12:00:01.000Z' }));
+  manifest.requests = messages.map((body) => ({ path: `/v1/${String(body.type).charAt(0)}`, headers: { 'content-type': 'text/plain' }, status: 200, body }));
+  return manifest;
+}
+
+describe('checkDelivery with one message per request', () => {
+  it('reads each message and its sentAt from a request body that is the message', () => {
+    expect(checkDelivery(singleMessageManifest(), goRecords(), CONTEXT)).toEqual([]);
+  });
+
+  it('reports a wrong sentAt from such a body and a refused one as one message', () => {
+    const manifest = singleMessageManifest();
+    manifest.requests[0]!.body.sentAt = '2026-11-21T12:00:00.000Z';
+    manifest.requests[1]!.status = 404;
+    expect(checkDelivery(manifest, goRecords(), CONTEXT)).toEqual([
+      'request 2 (POST /v1/a, 1 messages) was refused: ingest answered 404',
+      'track #1 (m-track): sentAt is 1795262401000 (2026-11-21T12:00:01.000Z), expected 1795262400000 (2026-11-21T12:00:00.000Z) (the library sent "2026-11-21T12:00:00.000Z")',
+      'alias #2 (m-alias): the message is not in any request the library made that ingest accepted',
     ]);
   });
 });

@@ -12,7 +12,8 @@
  * what the library put on the wire — `originalTimestamp` exactly the client's timestamp,
  * `sentAt` exactly the client's sentAt, `timestamp` either the client's or that value
  * corrected for clock skew (receivedAt - sentAt + originalTimestamp), `receivedAt`
- * during the run.
+ * during the run. A request's body is a batch, or a single message (analytics.js posts
+ * each call alone to its short paths).
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { IngestMessage } from '@tributary/schemas';
@@ -77,7 +78,17 @@ function isEmpty(value: JsonObject | null): boolean {
 
 interface WireMessage {
   message: JsonObject;
-  batch: JsonObject;
+  /** The request body it came in: a batch, or the message itself. */
+  body: JsonObject;
+}
+
+/**
+ * The messages a request body carries: a batch's `batch`, or the body itself when it is one
+ * message (analytics.js posts each call alone to /v1/i, /v1/t, …).
+ */
+function requestMessages(body: JsonObject): JsonValue[] {
+  if (Array.isArray(body.batch)) return body.batch;
+  return typeof body.type === 'string' && !('batch' in body) ? [body] : [];
 }
 
 function accepted(request: WireRequest): boolean {
@@ -88,10 +99,8 @@ function accepted(request: WireRequest): boolean {
 function wireMessages(requests: WireRequest[]): Map<string, WireMessage> {
   const byId = new Map<string, WireMessage>();
   for (const request of requests.filter(accepted)) {
-    const batch = request.body.batch;
-    if (!Array.isArray(batch)) continue;
-    for (const message of batch) {
-      if (isObject(message) && typeof message.messageId === 'string') byId.set(message.messageId, { message, batch: request.body });
+    for (const message of requestMessages(request.body)) {
+      if (isObject(message) && typeof message.messageId === 'string') byId.set(message.messageId, { message, body: request.body });
     }
   }
   return byId;
@@ -103,7 +112,7 @@ function checkRequests(manifest: Manifest): string[] {
     if (accepted(request)) return;
     const answer = request.status === undefined ? '' : ` ingest answered ${request.status} ${request.response ?? ''}`.trimEnd();
     const error = request.error === undefined ? '' : ` (${request.error})`;
-    problems.push(`request ${index + 1} (POST ${request.path}, ${Array.isArray(request.body.batch) ? request.body.batch.length : 0} messages) was refused:${answer}${error}`);
+    problems.push(`request ${index + 1} (POST ${request.path}, ${requestMessages(request.body).length} messages) was refused:${answer}${error}`);
   });
   return problems;
 }
@@ -176,7 +185,7 @@ function checkTimes(call: SentCall, record: ArrivedRecord, wire: WireMessage | u
     problems.push(`originalTimestamp is ${time(originalTimestamp)}, expected ${time(clientTimestamp)} (the library sent "${sentTimestamp}")`);
   }
 
-  const sentAtText = wire.message.sentAt ?? wire.batch.sentAt;
+  const sentAtText = wire.message.sentAt ?? wire.body.sentAt;
   const clientSentAt = typeof sentAtText === 'string' ? parseWireTimestamp(sentAtText) : undefined;
   if (typeof sentAtText === 'string' && clientSentAt === undefined) problems.push(`the suite cannot read the sentAt the library sent: ${sentAtText}`);
   if (clientSentAt !== undefined && sentAt !== clientSentAt) {
@@ -238,18 +247,20 @@ export function checkDelivery(manifest: Manifest, records: ArrivedRecord[], cont
 export function describeTraffic(manifest: Manifest): string {
   const lines = [`${manifest.client} (${manifest.library.name} ${manifest.library.version}): ${manifest.calls.length} calls in ${manifest.requests.length} requests`];
   manifest.requests.forEach((request, index) => {
-    const batch = Array.isArray(request.body.batch) ? request.body.batch.filter(isObject) : [];
+    const batch = requestMessages(request.body).filter(isObject);
     const headers = request.headers
       ? Object.entries(request.headers)
           .sort(([a], [b]) => a.localeCompare(b))
           .map(([name, value]) => `${name}: ${value}`)
           .join('; ')
       : 'not exposed by the library';
-    const topLevel = Object.keys(request.body).filter((key) => key !== 'batch');
+    const single = !Array.isArray(request.body.batch);
+    const topLevel = single ? [] : Object.keys(request.body).filter((key) => key !== 'batch');
     const timestamps = [...new Set(batch.map((message) => String(message.timestamp)))].slice(0, 3);
     lines.push(
-      `  #${index + 1} POST ${request.path} -> ${request.status ?? (request.error ? 'failed' : 'accepted')}; ${batch.length} messages; ` +
-        `body keys besides batch: ${topLevel.join(', ') || 'none'}; sentAt ${JSON.stringify(request.body.sentAt)}; timestamps e.g. ${timestamps.join(', ')}`,
+      `  #${index + 1} POST ${request.path} -> ${request.status ?? (request.error ? 'failed' : 'accepted')}; ` +
+        (single ? `one message, body keys ${Object.keys(request.body).join(', ')}; ` : `${batch.length} messages; body keys besides batch: ${topLevel.join(', ') || 'none'}; `) +
+        `sentAt ${JSON.stringify(request.body.sentAt)}; timestamps e.g. ${timestamps.join(', ')}`,
       `     headers: ${headers}`,
     );
   });

@@ -1,7 +1,7 @@
 /**
  * What a client driver reports after a run: the calls it made and the requests its
- * library sent. It is the contract between the four drivers (the Go and Python programs
- * print it as JSON on stdout, the Node drivers return it) and `checkDelivery`.
+ * library sent. It is the contract between the drivers (the Go, Python and Java programs
+ * print it as JSON on stdout, the Node and browser drivers return it) and `checkDelivery`.
  */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
@@ -52,6 +52,11 @@ export interface Manifest {
   requests: WireRequest[];
   /** Failures the library reported (callbacks, error events, its log). */
   errors: string[];
+  /**
+   * A browser client's: every URL its page requested (page, bundle, ingest), for the suite to
+   * check that all stay on loopback and none carries the write key.
+   */
+  requestedUrls?: string[];
 }
 
 const REDACTED_WRITE_KEY = '<write key>';
@@ -77,9 +82,22 @@ export function describeAuthorization(value: string, writeKey: string): string {
     : 'Basic <other credentials>';
 }
 
-/** A JSON body as the suite keeps it: any `writeKey` field replaced by a marker. */
+function redactWriteKey(value: JsonObject): JsonObject {
+  return 'writeKey' in value ? { ...value, writeKey: REDACTED_WRITE_KEY } : value;
+}
+
+/**
+ * A JSON body as the suite keeps it: any `writeKey` field replaced by a marker, on the body
+ * and on each message of its batch (analytics.js's batches carry it on every message too).
+ */
 export function redactBody(body: JsonObject): JsonObject {
-  return 'writeKey' in body ? { ...body, writeKey: REDACTED_WRITE_KEY } : body;
+  const redacted = redactWriteKey(body);
+  const batch = body.batch;
+  if (!Array.isArray(batch)) return redacted;
+  return {
+    ...redacted,
+    batch: batch.map((message) => (typeof message === 'object' && message !== null && !Array.isArray(message) ? redactWriteKey(message) : message)),
+  };
 }
 
 /** Reads a manifest a driver program printed, failing with the output when it is not one. */

@@ -1,9 +1,10 @@
 /**
- * A real browser for the console's tests: Debian's Chromium (/usr/bin/chromium, installed by
- * `node scripts/ensure-installed.mjs --for-tests`, which `npm test` runs) driven by
- * playwright-core, headless, with a fresh profile each time. The playwright package's own
- * browser download is not used: it cannot be reached from every machine the tests run on.
- * A missing Chromium fails the test with the way to install it; it never skips.
+ * A real browser for the console's tests and the compat suite's analytics.js client: Debian's
+ * Chromium (/usr/bin/chromium, installed by `node scripts/ensure-installed.mjs --for-tests`,
+ * which `npm test` runs) driven by playwright-core, headless, with a fresh profile each time.
+ * The playwright package's own browser download is not used: it cannot be reached from every
+ * machine the tests run on. A missing Chromium fails the test with the way to install it; it
+ * never skips.
  *
  * The flags turn off Chromium's own traffic (updates, sync, safe-browsing lists): on a
  * machine with a closed network those connections are refused and the browser stalls.
