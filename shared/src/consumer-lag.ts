@@ -27,21 +27,27 @@ const MEASURE_TIMEOUT_MS = 3000;
 const REUSE_MS = 1000;
 
 export class ConsumerLagProbe<G extends GroupTopic = GroupTopic> {
-  private admin: Admin | undefined;
+  private connecting: Promise<Admin> | undefined;
+  private stopped = false;
   private last: { at: number; lags: Promise<PartitionLag<G>[]> } | undefined;
   private known: PartitionLag<G>[] = [];
 
   constructor(private readonly options: { kafka: Kafka; groups: readonly G[]; logger: Logger }) {}
 
+  /**
+   * Connects to the broker when it answers; when it does not, the first scrape that finds it
+   * connects instead. A probe is never why a service stops: it failing at start-up (the broker
+   * gone again right after the topics were prepared) used to exit the service.
+   */
   async start(): Promise<void> {
-    const admin = this.options.kafka.admin();
-    await admin.connect();
-    this.admin = admin;
+    await this.connected().catch((error: unknown) => this.options.logger.warn({ err: error }, 'consumer lag unavailable until the broker answers'));
   }
 
   async stop(): Promise<void> {
-    const admin = this.admin;
-    this.admin = undefined;
+    this.stopped = true;
+    const connecting = this.connecting;
+    this.connecting = undefined;
+    const admin = await connecting?.catch(() => undefined);
     await admin?.disconnect();
   }
 
@@ -58,24 +64,40 @@ export class ConsumerLagProbe<G extends GroupTopic = GroupTopic> {
     return lags;
   }
 
+  private connected(): Promise<Admin> {
+    this.connecting ??= (async () => {
+      const admin = this.options.kafka.admin();
+      try {
+        await admin.connect();
+        return admin;
+      } catch (error) {
+        this.connecting = undefined;
+        await admin.disconnect().catch(() => undefined);
+        throw error;
+      }
+    })();
+    return this.connecting;
+  }
+
   private async read(): Promise<PartitionLag<G>[]> {
-    const admin = this.admin;
-    if (!admin) return [];
+    if (this.stopped) return [];
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer within ${MEASURE_TIMEOUT_MS} ms`)), MEASURE_TIMEOUT_MS);
     });
-    const work = Promise.all(
-      this.options.groups.map(async (group) => {
-        const [ends, [committed]] = await Promise.all([admin.fetchTopicOffsets(group.topic), admin.fetchOffsets({ groupId: group.groupId, topics: [group.topic] })]);
-        return ends.map(({ partition, high, low }): PartitionLag<G> => {
-          const offset = committed?.partitions.find((entry) => entry.partition === partition)?.offset;
-          // -1: nothing committed yet, so everything still on the partition waits.
-          const from = offset === undefined || BigInt(offset) < 0n ? BigInt(low) : BigInt(offset);
-          const lag = BigInt(high) > from ? Number(BigInt(high) - from) : 0;
-          return { ...group, group: group.groupId, partition, lag };
-        });
-      }),
+    const work = this.connected().then((admin) =>
+      Promise.all(
+        this.options.groups.map(async (group) => {
+          const [ends, [committed]] = await Promise.all([admin.fetchTopicOffsets(group.topic), admin.fetchOffsets({ groupId: group.groupId, topics: [group.topic] })]);
+          return ends.map(({ partition, high, low }): PartitionLag<G> => {
+            const offset = committed?.partitions.find((entry) => entry.partition === partition)?.offset;
+            // -1: nothing committed yet, so everything still on the partition waits.
+            const from = offset === undefined || BigInt(offset) < 0n ? BigInt(low) : BigInt(offset);
+            const lag = BigInt(high) > from ? Number(BigInt(high) - from) : 0;
+            return { ...group, group: group.groupId, partition, lag };
+          });
+        }),
+      ),
     );
     try {
       return (await Promise.race([work, timeout])).flat();

@@ -11,8 +11,12 @@
  * `setup` subscribes and runs each consumer, including replacements (and attaches the
  * caller's own event listeners); `onReplace` is told before a replacement starts, because
  * whatever the crashed consumer had read and not committed will be read again.
+ *
+ * `pause`, `resume` and `seek` go through here rather than to `current`: between a crash
+ * that kafkajs restarts itself and the restart, its consumer has no group and all three throw,
+ * and a timer calling one then took the retry-scheduler down in a broker outage.
  */
-import type { Consumer, ConsumerConfig, Kafka } from 'kafkajs';
+import type { Consumer, ConsumerConfig, Kafka, TopicPartitionOffset } from 'kafkajs';
 import type { Readiness } from './http.js';
 import { createConsumer } from './kafka.js';
 import type { Logger } from './logger.js';
@@ -45,6 +49,28 @@ export class SupervisedConsumer {
     return this.consumer;
   }
 
+  /**
+   * Pauses fetching the partitions; false when there is no consumer running (being replaced,
+   * or restarted by kafkajs): the next one starts with nothing paused, reading from the
+   * committed offsets, so the caller decides again on what it reads.
+   */
+  pause(partitions: Parameters<Consumer['pause']>[0]): boolean {
+    return this.unlessRestarting((consumer) => consumer.pause(partitions));
+  }
+
+  /** Resumes fetching the partitions; false when there is no consumer running (see `pause`). */
+  resume(partitions: Parameters<Consumer['resume']>[0]): boolean {
+    return this.unlessRestarting((consumer) => consumer.resume(partitions));
+  }
+
+  /**
+   * Moves the next fetch of a partition to `offset`; false when there is no consumer running,
+   * whose successor reads from the committed offset instead (see `pause`).
+   */
+  seek(target: TopicPartitionOffset): boolean {
+    return this.unlessRestarting((consumer) => consumer.seek(target));
+  }
+
   /** Connects and runs the first consumer; keeps trying (with backoff) until it runs or `stop()` is called. */
   async start(): Promise<void> {
     this.options.readiness?.set(this.options.name, false);
@@ -64,6 +90,19 @@ export class SupervisedConsumer {
     const consumer = this.consumer;
     this.consumer = undefined;
     await consumer?.disconnect();
+  }
+
+  private unlessRestarting(operation: (consumer: Consumer) => void): boolean {
+    const consumer = this.consumer;
+    if (!consumer) return false;
+    try {
+      operation(consumer);
+      return true;
+    } catch (error) {
+      if (!isWithoutGroup(error)) throw error;
+      this.options.logger.debug({ consumer: this.options.name }, 'consumer restarting: pause, resume or seek left to its restart');
+      return false;
+    }
   }
 
   private async launch(): Promise<void> {
@@ -118,4 +157,9 @@ export class SupervisedConsumer {
     if (error !== undefined) logger.error({ err: error, consumer: name, retryInMs: delay }, `${doing} the consumer failed; trying again`);
     await new Promise((resolve) => setTimeout(resolve, delay));
   }
+}
+
+/** kafkajs's answer to pause, resume or seek on a consumer that is not running in a group. */
+export function isWithoutGroup(error: unknown): boolean {
+  return error instanceof Error && error.name === 'KafkaJSNonRetriableError' && error.message.startsWith('Consumer group was not initialized');
 }

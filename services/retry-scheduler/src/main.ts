@@ -13,7 +13,7 @@
  * RETRY_SCHEDULER_TIER_SCAN_INTERVAL after: a tier taken out of RETRY_LADDER, or written by a
  * service started later with another ladder, holds records that must be released or expired.
  */
-import { ConsumerLagProbe, createHttpServer, createInfrastructure, DestinationHealthTable, ladderFromSettings, ladderTiers, listen, lowerPriority, prepareInfrastructure, runService, topicDefinitions, TransactionalOutput, withAdmin } from '@tributary/shared';
+import { ConsumerLagProbe, createHttpServer, createInfrastructure, DestinationHealthTable, ladderFromSettings, ladderTiers, listen, lowerPriority, prepareInfrastructure, runService, topicDefinitions, TransactionalOutput, untilSuccess, withAdmin } from '@tributary/shared';
 import { strayTiers } from './release-plan.js';
 import { createSchedulerMetrics, zeroTierMetrics } from './metrics.js';
 import { schedulerEnv } from './settings.js';
@@ -38,7 +38,8 @@ await runService({
     await prepareInfrastructure(context, infrastructure, (names) => topicDefinitions(names, { retryTiers: ladderLabels }));
     // Tier topics this ladder does not have (an earlier RETRY_LADDER's, or another service's)
     // are served too, or what waits on them would never be released (release-plan.ts).
-    const stray = strayTiers(await withAdmin(kafka, (admin) => admin.listTopics()), topics.retryTier, ladderLabels);
+    const topicList = await untilSuccess(() => withAdmin(kafka, (admin) => admin.listTopics()), { logger, doing: 'listing the retry tier topics', signal: context.signal });
+    const stray = strayTiers(topicList, topics.retryTier, ladderLabels);
     if (stray.length > 0) {
       logger.warn({ stray, ladder: ladderLabels }, 'serving retry tier topics that RETRY_LADDER does not have: their records are released or expired as any tier’s; give every service the same RETRY_LADDER');
     }
@@ -83,6 +84,7 @@ await runService({
         readiness,
         groupId: groupOf(tier),
         maxBatch: env.RETRY_SCHEDULER_MAX_BATCH,
+        maxRecordBytes: env.KAFKA_MAX_RECORD_BYTES,
         sessionTimeoutMs: env.RETRY_SCHEDULER_SESSION_TIMEOUT,
         health,
       });

@@ -380,7 +380,7 @@ export class RouterPipeline {
     for (const [topic, waiting] of this.rewindNeeded) {
       const offsets = await committedPositions(kafka, this.groupOf.get(topic)!, topic, waiting);
       for (const [partition, offset] of offsets) {
-        this.consumers.get(topic)?.current?.seek({ topic, partition, offset });
+        this.consumers.get(topic)?.seek({ topic, partition, offset });
         waiting.delete(partition);
         logger.warn({ topic, partition, offset }, 'partition rewound to its committed offset');
       }
