@@ -11,3 +11,27 @@ export const MAX_ID_LENGTH = 512;
 
 /** The largest magnitude, in epoch milliseconds, a JS Date holds; `toISOString()` throws past it. */
 export const MAX_DATE_MS = 8.64e15;
+
+/** Headroom kept under KAFKA_MAX_RECORD_BYTES for a record's framing (key, headers, batch overhead). */
+export const RECORD_FRAMING_BYTES = 512;
+
+/** Why `value` is not a time a Date holds (epoch ms), or undefined when it is one. */
+export function timeProblem(field: string, value: number | null, required = true): string | undefined {
+  if (value === null) return required ? `${field} is missing` : undefined;
+  return Number.isSafeInteger(value) && Math.abs(value) <= MAX_DATE_MS ? undefined : `${field} is not a valid time: ${value}`;
+}
+
+/**
+ * Checked where a delivery or retry record is read (dispatcher, retry-scheduler): Avro lets a
+ * long reach 2^53, a date ends at MAX_DATE_MS, and a time past it made `toISOString` throw in
+ * the middle of a batch — the same record failing at every fetch, its partition stopped for
+ * good. Such a record is quarantined (`invalid_timestamp`).
+ */
+export function deliveryTimesProblem(delivery: { receivedAt: number; routedAt: number; firstAttemptAt: number | null }): string | undefined {
+  return timeProblem('receivedAt', delivery.receivedAt) ?? timeProblem('routedAt', delivery.routedAt) ?? timeProblem('firstAttemptAt', delivery.firstAttemptAt, false);
+}
+
+/** `deliveryTimesProblem` of a retry record's delivery, and its `dueAt`. */
+export function retryTimesProblem(record: { dueAt: number; delivery: { receivedAt: number; routedAt: number; firstAttemptAt: number | null } }): string | undefined {
+  return timeProblem('dueAt', record.dueAt) ?? deliveryTimesProblem(record.delivery);
+}

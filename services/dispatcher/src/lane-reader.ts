@@ -7,7 +7,8 @@
  *   never stops the other from being read.
  * - A record that can never be decoded goes to the quarantine with its reason and the
  *   partition moves on; one that may decode later (the registry unreachable) fails the batch,
- *   and kafkajs fetches it again.
+ *   and kafkajs fetches it again. One whose times no date can hold goes there too
+ *   (`invalid_timestamp`, shared `deliveryTimesProblem`).
  * - Offsets are never committed here: the outcome writer commits them in its transactions,
  *   up to the lowest delivery not yet settled. kafkajs runs with `autoCommit: false` and
  *   `eachBatchAutoResolve: false`; resolved offsets only say what was read, so that a batch
@@ -21,7 +22,7 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
-import { BatchFailed, SupervisedConsumer, undecodableCause, type AvroCodec, type Logger, type QuarantineCause, type Readiness } from '@tributary/shared';
+import { BatchFailed, deliveryTimesProblem, SupervisedConsumer, undecodableCause, type AvroCodec, type Logger, type QuarantineCause, type Readiness } from '@tributary/shared';
 import type { Delivery, DeliveryLane } from '@tributary/schemas';
 import type { PartitionLedger } from './ledger.js';
 
@@ -96,7 +97,7 @@ export class LaneReader {
   /** Stops fetching; what was read stays with the dispatcher. */
   pause(): void {
     this.stopping = true;
-    this.consumer?.current?.pause([{ topic: this.options.topic }]);
+    this.consumer?.pause([{ topic: this.options.topic }]);
   }
 
   async stop(): Promise<void> {
@@ -154,6 +155,12 @@ export class LaneReader {
       }
       // Shutdown or a revocation may have begun during the decode.
       if (!stillOwned()) return;
+      const badTime = deliveryTimesProblem(delivery);
+      if (badTime !== undefined) {
+        handler.quarantine(lane, ledger, offset, message, { reason: 'invalid_timestamp', error: badTime });
+        resolveOffset(message.offset);
+        continue;
+      }
       handler.accept(lane, ledger, offset, message, delivery);
       resolveOffset(message.offset);
     }

@@ -5,7 +5,7 @@
  * to the quarantine instead, as `too_large`. Pure apart from the Avro encoding.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { configKey, quarantineMessage, type AvroCodec, type PoisonRecord, type QuarantineCause } from '@tributary/shared';
+import { configKey, quarantineMessage, RECORD_FRAMING_BYTES, type AvroCodec, type PoisonRecord, type QuarantineCause } from '@tributary/shared';
 import type { Destination, TopicNames } from '@tributary/schemas';
 import { attemptRecord, type AttemptFacts, type TargetReport } from './attempt-log.js';
 import { outputBytes, type Output } from './ledger.js';
@@ -14,8 +14,6 @@ import type { Settlement } from './next-step.js';
 /** What encodes a value for a topic (an AvroCodec). */
 export type Encoder = Pick<AvroCodec, 'encode'>;
 
-/** Headroom kept under the record size limit for the record's framing. */
-const RECORD_OVERHEAD_BYTES = 512;
 
 export type SettledResult = 'delivered' | 'retry' | 'dead' | 'deferred';
 
@@ -43,7 +41,7 @@ export function outcomeRecords(codec: Encoder, topics: TopicNames, maxRecordByte
   } else if (settlement.kind === 'dead') {
     outputs.push({ topic: topics.deadLetters, key, value: codec.encode(topics.deadLetters, settlement.letter) });
   }
-  const limit = maxRecordBytes - RECORD_OVERHEAD_BYTES;
+  const limit = maxRecordBytes - RECORD_FRAMING_BYTES;
   if (outputs.some((output) => outputBytes(output) > limit)) {
     const poison: PoisonRecord = {
       topic: origin.topic,

@@ -69,7 +69,7 @@ export function createSchedulerMetrics(registry: Registry, tiers: readonly strin
     }),
     unreadable: new Counter({
       name: 'tributary_retry_unreadable_records_total',
-      help: 'Records on a tier topic that could not be decoded and were quarantined, by tier.',
+      help: 'Records on a tier topic that could not be read (undecodable, or carrying a time no date holds) and were quarantined, by tier.',
       labelNames: ['tier'],
       registers,
     }),

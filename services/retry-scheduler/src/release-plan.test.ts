@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { topicNames, type Delivery, type RetryRecord } from '@tributary/schemas';
 import type { RetryLadder } from '@tributary/shared';
-import { MAX_TIMER_MS, oldestHeadAgeSeconds, planPartition, releaseTarget, resumeDelay, strayTiers, tierFetchWaitMs, transactionChunks, verdict, type BatchEntry } from './release-plan.js';
+import { MAX_DUE_AHEAD_SKEW_MS, MAX_TIMER_MS, oldestHeadAgeSeconds, planPartition, releaseTarget, resumeDelay, strayTiers, tierFetchWaitMs, transactionChunks, verdict, type BatchEntry } from './release-plan.js';
 
 const ladder: RetryLadder = { delaysMs: [1_000, 5_000], windowMs: 60_000 };
 const FIRST = 1_000_000;
+/** The delay of the tier the records are on. */
+const TIER_MS = 1_000;
 
 const delivery = (firstAttemptAt: number | null = FIRST): Delivery => ({
   deliveryId: 'd/m',
@@ -28,27 +30,38 @@ const retry = (dueAt: number, firstAttemptAt: number | null = FIRST): RetryRecor
 
 describe('verdict', () => {
   it('waits until the due time, to the millisecond', () => {
-    expect(verdict(retry(FIRST + 1_000), ladder, FIRST + 999)).toEqual({ kind: 'wait', until: FIRST + 1_000 });
-    expect(verdict(retry(FIRST + 1_000), ladder, FIRST + 1_000)).toEqual({ kind: 'release', lateByMs: 0 });
-    expect(verdict(retry(FIRST + 1_000), ladder, FIRST + 1_250)).toEqual({ kind: 'release', lateByMs: 250 });
+    expect(verdict(retry(FIRST + 1_000), ladder, FIRST + 999, TIER_MS)).toEqual({ kind: 'wait', until: FIRST + 1_000 });
+    expect(verdict(retry(FIRST + 1_000), ladder, FIRST + 1_000, TIER_MS)).toEqual({ kind: 'release', lateByMs: 0 });
+    expect(verdict(retry(FIRST + 1_000), ladder, FIRST + 1_250, TIER_MS)).toEqual({ kind: 'release', lateByMs: 250 });
   });
 
   it('releases a record that is due exactly at the end of the window, and expires it one millisecond later', () => {
     const end = FIRST + ladder.windowMs;
-    expect(verdict(retry(end), ladder, end)).toEqual({ kind: 'release', lateByMs: 0 });
-    expect(verdict(retry(end), ladder, end + 1)).toEqual({ kind: 'expire', deadline: end });
+    expect(verdict(retry(end), ladder, end, TIER_MS)).toEqual({ kind: 'release', lateByMs: 0 });
+    expect(verdict(retry(end), ladder, end + 1, TIER_MS)).toEqual({ kind: 'expire', deadline: end });
   });
 
   it('expires at once a record due after the window, without waiting for it', () => {
-    expect(verdict(retry(FIRST + ladder.windowMs + 1), ladder, FIRST + 2_000)).toEqual({ kind: 'expire', deadline: FIRST + ladder.windowMs });
+    expect(verdict(retry(FIRST + ladder.windowMs + 1), ladder, FIRST + 2_000, TIER_MS)).toEqual({ kind: 'expire', deadline: FIRST + ladder.windowMs });
   });
 
   it('expires a record released late past the window (the scheduler was down)', () => {
-    expect(verdict(retry(FIRST + 30_000), ladder, FIRST + 61_000)).toEqual({ kind: 'expire', deadline: FIRST + 60_000 });
+    expect(verdict(retry(FIRST + 30_000), ladder, FIRST + 61_000, TIER_MS)).toEqual({ kind: 'expire', deadline: FIRST + 60_000 });
+  });
+
+  it('waits for a due time up to the tier delay and the allowed skew ahead, and takes one further ahead as due now', () => {
+    const now = FIRST;
+    const furthest = now + TIER_MS + MAX_DUE_AHEAD_SKEW_MS;
+    expect(verdict(retry(furthest, null), ladder, now, TIER_MS)).toEqual({ kind: 'wait', until: furthest });
+    // A clock a day ahead, or a record nobody's clock wrote: it would hold the partition until then.
+    expect(verdict(retry(furthest + 1, null), ladder, now, TIER_MS)).toEqual({ kind: 'release', lateByMs: 0 });
+    expect(verdict(retry(Date.UTC(2100, 0, 1), null), ladder, now, TIER_MS)).toEqual({ kind: 'release', lateByMs: 0 });
+    // With a window, a due time past it expires, as before.
+    expect(verdict(retry(Date.UTC(2100, 0, 1)), ladder, now, TIER_MS)).toEqual({ kind: 'expire', deadline: FIRST + ladder.windowMs });
   });
 
   it('has no window for a delivery deferred before its first attempt', () => {
-    expect(verdict(retry(FIRST + 500, null), ladder, FIRST + 10 * ladder.windowMs)).toEqual({ kind: 'release', lateByMs: 10 * ladder.windowMs - 500 });
+    expect(verdict(retry(FIRST + 500, null), ladder, FIRST + 10 * ladder.windowMs, TIER_MS)).toEqual({ kind: 'release', lateByMs: 10 * ladder.windowMs - 500 });
   });
 });
 
@@ -61,6 +74,7 @@ describe('planPartition', () => {
       [entry(10, retry(FIRST + 1_000)), entry(11, undefined), entry(12, retry(FIRST + 70_000)), entry(13, retry(FIRST + 6_000)), entry(14, retry(FIRST + 2_000))],
       ladder,
       now,
+      TIER_MS,
     );
     expect(plan.steps.map((step) => [step.kind, step.offset])).toEqual([
       ['release', '10'],
@@ -72,13 +86,13 @@ describe('planPartition', () => {
   });
 
   it('releases everything when all is due, and holds nothing', () => {
-    const plan = planPartition([entry(0, retry(FIRST)), entry(1, retry(FIRST + 1))], ladder, FIRST + 1);
+    const plan = planPartition([entry(0, retry(FIRST)), entry(1, retry(FIRST + 1))], ladder, FIRST + 1, TIER_MS);
     expect(plan.steps.map((step) => step.kind)).toEqual(['release', 'release']);
     expect(plan.hold).toBeUndefined();
   });
 
   it('holds at the very first record without any step', () => {
-    expect(planPartition([entry(5, retry(FIRST + 9_000))], ladder, FIRST)).toEqual({ steps: [], hold: { offset: '5', until: FIRST + 9_000 } });
+    expect(planPartition([entry(5, retry(FIRST + 9_000))], ladder, FIRST, TIER_MS)).toEqual({ steps: [], hold: { offset: '5', until: FIRST + 9_000 } });
   });
 });
 

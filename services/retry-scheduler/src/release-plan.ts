@@ -6,6 +6,7 @@
  *   for everything behind it: records of one tier share one delay, so a partition is in
  *   due order up to the skew between the dispatchers' produce times. A later record due a
  *   little earlier than the head waits behind it — at most that skew, never released early.
+ *   A `dueAt` further ahead than the tier's delay allows is not waited for (`verdict`).
  * - Due, and the attempt would still fall inside the window → release it to the
  *   retry lane (<ns>.deliveries.retries.v1), unchanged.
  * - An attempt now (or at its due time) would fall after `firstAttemptAt + window` →
@@ -25,14 +26,28 @@ export type Verdict =
   | { kind: 'expire'; deadline: number }
   | { kind: 'wait'; until: number };
 
-export function verdict(record: Pick<RetryRecord, 'dueAt' | 'delivery'>, ladder: RetryLadder, now: number): Verdict {
+/**
+ * How far past its tier's delay a record's `dueAt` may lie ahead of this process's clock and
+ * still be waited for: the skew allowed between the clock that wrote it and this one.
+ */
+export const MAX_DUE_AHEAD_SKEW_MS = 60_000;
+
+/**
+ * `tierDelayMs`: the delay of the tier the record is on. Every writer sets `dueAt` to its clock
+ * plus that delay, so a `dueAt` further ahead than the delay and MAX_DUE_AHEAD_SKEW_MS came from
+ * a clock far ahead (a host whose clock jumped) or from something that is not a dispatcher or
+ * scheduler. Waiting for it would hold every record behind it in the partition — due retries,
+ * and ones whose window is ending — until then (a year, say): it is taken as due now instead.
+ */
+export function verdict(record: Pick<RetryRecord, 'dueAt' | 'delivery'>, ladder: RetryLadder, now: number, tierDelayMs: number): Verdict {
   const { firstAttemptAt } = record.delivery;
   const deadline = firstAttemptAt === null ? undefined : firstAttemptAt + ladder.windowMs;
   // Waiting for a retry that can only come after the window would hold the partition for nothing.
   if (deadline !== undefined && isPastWindow(ladder, firstAttemptAt, record.dueAt)) return { kind: 'expire', deadline };
-  if (now < record.dueAt) return { kind: 'wait', until: record.dueAt };
+  const dueAt = record.dueAt - now > tierDelayMs + MAX_DUE_AHEAD_SKEW_MS ? now : record.dueAt;
+  if (now < dueAt) return { kind: 'wait', until: dueAt };
   if (deadline !== undefined && isPastWindow(ladder, firstAttemptAt, now)) return { kind: 'expire', deadline };
-  return { kind: 'release', lateByMs: now - record.dueAt };
+  return { kind: 'release', lateByMs: now - dueAt };
 }
 
 /** One record of a fetched batch; `record` is undefined when it could not be read. */
@@ -53,14 +68,14 @@ export interface PartitionPlan {
   hold?: { offset: string; until: number };
 }
 
-export function planPartition(entries: readonly BatchEntry[], ladder: RetryLadder, now: number): PartitionPlan {
+export function planPartition(entries: readonly BatchEntry[], ladder: RetryLadder, now: number, tierDelayMs: number): PartitionPlan {
   const steps: Step[] = [];
   for (const { offset, record } of entries) {
     if (!record) {
       steps.push({ kind: 'skip', offset });
       continue;
     }
-    const decision = verdict(record, ladder, now);
+    const decision = verdict(record, ladder, now, tierDelayMs);
     if (decision.kind === 'wait') return { steps, hold: { offset, until: decision.until } };
     steps.push(decision.kind === 'release' ? { kind: 'release', offset, record, lateByMs: decision.lateByMs } : { kind: 'expire', offset, record, deadline: decision.deadline });
   }

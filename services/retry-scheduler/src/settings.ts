@@ -9,6 +9,11 @@ import { envTypes, retryLadderEnv } from '@tributary/shared';
 export const schedulerEnv = {
   HTTP_PORT: envTypes.port(9103),
   ...retryLadderEnv,
+  /**
+   * Largest record written (the broker's or topic's `max.message.bytes`): a dead letter larger
+   * than this, less framing, is never sent — its retry record is quarantined (`too_large`).
+   */
+  KAFKA_MAX_RECORD_BYTES: envTypes.positiveInt(1_000_000),
   /** Retry records released (or expired) per Kafka transaction. */
   RETRY_SCHEDULER_MAX_BATCH: envTypes.positiveInt(500),
   /**

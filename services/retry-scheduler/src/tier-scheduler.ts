@@ -47,6 +47,8 @@ import {
   LogTally,
   groupByTopic,
   quarantineMessage,
+  RECORD_FRAMING_BYTES,
+  retryTimesProblem,
   sendInChunks,
   SupervisedConsumer,
   undecodableCause,
@@ -56,6 +58,7 @@ import {
   type AvroCodec,
   type DeferReason,
   type Logger,
+  type QuarantineCause,
   type Readiness,
   type RetryLadder,
   type TallyCounterChild,
@@ -92,6 +95,8 @@ export interface TierSchedulerOptions {
   readiness: Readiness;
   groupId: string;
   maxBatch: number;
+  /** Largest record written (KAFKA_MAX_RECORD_BYTES): a larger dead letter is quarantined instead. */
+  maxRecordBytes: number;
   sessionTimeoutMs: number;
   /**
    * The dispatchers' published health (shared `DestinationHealthTable`): a due record whose
@@ -147,6 +152,8 @@ export class TierScheduler {
   private readonly groupCommit: GroupCommit<PartitionChunk>;
   /** Longest one partition's `eachBatch` goes on releasing records that come due meanwhile. */
   private readonly sliceMs: number;
+  /** The tier's delay: how far ahead a record's dueAt is waited for (release-plan `verdict`). */
+  private readonly tierDelayMs: number;
   /** Expired dead letters by destination, logged every EXPIRED_LOG_INTERVAL_MS. */
   private readonly expired: LogTally;
   /** This tier's per-record series, kept: the scheduler moves thousands of records a second. */
@@ -164,7 +171,8 @@ export class TierScheduler {
       intervalMs: EXPIRED_LOG_INTERVAL_MS,
     });
     this.readinessCheck = `tier ${options.tier}`;
-    this.sliceMs = tierFetchWaitMs(parseDuration(options.tier));
+    this.tierDelayMs = parseDuration(options.tier);
+    this.sliceMs = tierFetchWaitMs(this.tierDelayMs);
     this.groupCommit = new GroupCommit<PartitionChunk>({
       maxRecords: options.maxBatch,
       records: (chunk) => chunk.prepared.length,
@@ -233,7 +241,7 @@ export class TierScheduler {
     const partitions = [...this.held.keys()];
     for (const { timer } of this.held.values()) clearTimeout(timer);
     this.held.clear();
-    if (partitions.length > 0) this.consumer?.current?.resume([{ topic: this.topic, partitions }]);
+    if (partitions.length > 0) this.consumer?.resume([{ topic: this.topic, partitions }]);
   }
 
   private async handleBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
@@ -258,7 +266,7 @@ export class TierScheduler {
         const { record, quarantine } = await this.decode(message, partition);
         if (quarantine) quarantined.set(message.offset, quarantine);
         decoded.push({ offset: message.offset, record, writtenAt: Number(message.timestamp) });
-        if (record && verdict(record, this.options.ladder, Date.now()).kind === 'wait') break;
+        if (record && verdict(record, this.options.ladder, Date.now(), this.tierDelayMs).kind === 'wait') break;
       }
       return decoded;
     };
@@ -272,9 +280,9 @@ export class TierScheduler {
     const sliceEndsAt = Date.now() + this.sliceMs;
     let remaining = await decodeMore();
     for (;;) {
-      const plan = planPartition(remaining, this.options.ladder, Date.now());
+      const plan = planPartition(remaining, this.options.ladder, Date.now(), this.tierDelayMs);
       const wholeBatch = decodedUpTo === messages.length;
-      const chunks = transactionChunks(plan.steps.map((step) => this.prepare(step, quarantined)), this.options.maxBatch, MAX_CHUNK_BYTES);
+      const chunks = transactionChunks(plan.steps.map((step) => this.prepare(step, partition, quarantined)), this.options.maxBatch, MAX_CHUNK_BYTES);
       for (const [index, chunk] of chunks.entries()) {
         if (!isRunning() || isStale()) return;
         const last = chunk[chunk.length - 1]!.step;
@@ -320,20 +328,45 @@ export class TierScheduler {
   }
 
   private hold(partition: number, offset: string, until: number, writtenAt: number): void {
-    const consumer = this.consumer?.current;
+    const consumer = this.consumer;
     if (!consumer) return;
     const { topic } = this;
-    consumer.pause([{ topic, partitions: [partition] }]);
+    // Not paused (a consumer being restarted): its successor reads from the committed offset, the head.
+    if (!consumer.pause([{ topic, partitions: [partition] }])) return;
     consumer.seek({ topic, partition, offset });
     clearTimeout(this.held.get(partition)?.timer);
     const timer = setTimeout(() => {
       this.held.delete(partition);
-      this.consumer?.current?.resume([{ topic, partitions: [partition] }]);
+      this.consumer?.resume([{ topic, partitions: [partition] }]);
     }, resumeDelay(until, Date.now()));
     this.held.set(partition, { timer, writtenAt });
   }
 
-  private prepare(step: Step, quarantined: ReadonlyMap<string, Quarantined>): Prepared {
+  /**
+   * What a step writes. A dead letter is its delivery and an error that quotes the last one, so
+   * it can be larger than the retry record it ends: one the broker would refuse for its size
+   * would fail the group commit, and with it every partition's chunk, at every try. The retry
+   * record goes to the quarantine instead (`too_large`), as the dispatcher does with an outcome.
+   */
+  private prepare(step: Step, partition: number, quarantined: ReadonlyMap<string, Quarantined>): Prepared {
+    const prepared = this.prepareWrites(step, quarantined);
+    if (step.kind === 'skip') return prepared;
+    const limit = this.options.maxRecordBytes - RECORD_FRAMING_BYTES;
+    const largest = Math.max(prepared.value?.length ?? 0, prepared.logged?.value.length ?? 0);
+    if (largest <= limit) return prepared;
+    const { codec, topics, logger, tier } = this.options;
+    const { delivery } = step.record;
+    const now = Date.now();
+    const poison = { topic: this.topic, partition, offset: step.offset, key: Buffer.from(delivery.deliveryId), value: codec.encode(this.topic, step.record), timestamp: String(now) };
+    const cause = { reason: 'too_large', error: `the dead letter of this retry would be ${largest} bytes, over ${limit} (KAFKA_MAX_RECORD_BYTES); the retry record was set aside` } as const;
+    logger.error({ tier, deliveryId: delivery.deliveryId, destinationId: delivery.destinationId, offset: step.offset, bytes: largest, limit }, 'dead letter too large to write; retry record quarantined');
+    const { topic, message } = quarantineMessage(codec, topics, 'retry-scheduler', poison, cause, now);
+    const key = String(message.key);
+    const value = message.value as Buffer;
+    return { step: { kind: 'skip', offset: step.offset }, topic, key, value, reason: cause.reason, bytes: key.length + value.length };
+  }
+
+  private prepareWrites(step: Step, quarantined: ReadonlyMap<string, Quarantined>): Prepared {
     const { codec, topics } = this.options;
     if (step.kind === 'skip') {
       const poison = quarantined.get(step.offset);
@@ -405,7 +438,7 @@ export class TierScheduler {
     for (const { partition, prepared, nextOffset } of chunks) {
       for (const { step, reason, deferred } of prepared) {
         if (step.kind === 'skip' && reason !== undefined) {
-          metrics.unreadable.inc({ tier });
+          if (reason !== 'too_large') metrics.unreadable.inc({ tier });
           metrics.quarantined.inc({ topic: this.topic, reason });
         } else if (step.kind === 'release') {
           this.series.dueLag.observe(Math.max(0, committedAt - step.record.dueAt) / 1000);
@@ -431,23 +464,29 @@ export class TierScheduler {
   }
 
   /**
-   * A record that can never be read (not framed, an unknown schema, truncated Avro) is
-   * logged, counted and quarantined; one that may read later (the registry unreachable)
+   * A record that can never be read (not framed, an unknown schema, truncated Avro), or that
+   * carries a time no date holds (shared `retryTimesProblem`), is logged, counted and
+   * quarantined; one that may read later (the registry unreachable)
    * fails the batch, which kafkajs fetches again.
    */
   private async decode(message: KafkaMessage, partition: number): Promise<{ record?: RetryRecord; quarantine?: Quarantined }> {
     const { codec, topics, logger, tier } = this.options;
     const { value, offset } = message;
+    let cause: QuarantineCause | undefined;
     try {
-      return { record: await codec.decode<RetryRecord>('retry', value) };
+      const record = await codec.decode<RetryRecord>('retry', value);
+      const badTime = retryTimesProblem(record);
+      if (badTime === undefined) return { record };
+      cause = { reason: 'invalid_timestamp', error: badTime };
+      logger.error({ tier, partition, offset, reason: cause.reason, error: badTime }, 'retry record with an impossible time quarantined');
     } catch (error) {
-      const cause = undecodableCause(error);
+      cause = undecodableCause(error);
       if (!cause) throw new BatchFailed('releasing', this.topic, partition, error);
       logger.error({ err: error, tier, partition, offset, reason: cause.reason }, 'unreadable retry record quarantined');
-      const poison = { topic: this.topic, partition, offset, key: message.key, value, timestamp: message.timestamp };
-      const { topic, message: record } = quarantineMessage(codec, topics, 'retry-scheduler', poison, cause, Date.now());
-      return { quarantine: { topic, key: String(record.key), value: record.value as Buffer, reason: cause.reason } };
     }
+    const poison = { topic: this.topic, partition, offset, key: message.key, value, timestamp: message.timestamp };
+    const { topic, message: record } = quarantineMessage(codec, topics, 'retry-scheduler', poison, cause, Date.now());
+    return { quarantine: { topic, key: String(record.key), value: record.value as Buffer, reason: cause.reason } };
   }
 
   /** Runs a step of handling a batch; its failure makes kafkajs fetch the batch again. */
@@ -467,7 +506,7 @@ export class TierScheduler {
     // outcome finished, and the committed offset final.
     await output.ensureRegistered();
     const offset = (await committedPositions(kafka, groupId, topic, [partition])).get(partition) ?? '0';
-    this.consumer?.current?.seek({ topic, partition, offset });
+    this.consumer?.seek({ topic, partition, offset });
     this.rewindNeeded.delete(partition);
     logger.warn({ topic, partition, offset }, 'partition rewound to its committed offset');
   }

@@ -135,4 +135,28 @@ describe('the retry scheduler', () => {
     const logged = (await stack.attempts()).filter(({ key }) => key === ending.delivery.deliveryId);
     expect(logged.map(({ value }) => [value.kind, value.outcome, value.deferReason, value.deadReason])).toEqual([['deferred', 'dead', 'circuit_open', 'expired']]);
   });
+  it('goes on past a record with an impossible time, one due absurdly far ahead and a dead letter too large for the broker', async () => {
+    const now = Date.now();
+    const releasedBefore = await metricValue(scheduler.url, 'tributary_retries_released_total');
+    // Due past any date (Avro longs go to 2^53, dates to 8.64e15): its dead letter's text threw.
+    const impossible = retryRecord('1s', 8.7e15, { firstAttemptAt: 0 });
+    // Deferred before a first attempt, due in 2100: waited for, it held its partition until then.
+    const farAhead = retryRecord('1s', Date.UTC(2100, 0, 1), { firstAttemptAt: null, attempts: 0 });
+    // Expired, with a body and last error that make its dead letter larger than the broker takes
+    // (its retry record, 30 KB smaller, is not): refused, it failed every tier transaction.
+    const huge = retryRecord('1s', now - 1_000, { firstAttemptAt: now - 61_000 });
+    huge.delivery = { ...huge.delivery, body: Buffer.alloc(1_000_000, 0x61), lastError: 'e'.repeat(30_000) };
+    const behind = Array.from({ length: 10 }, (_, index) => retryRecord('1s', now - 500 + index));
+    await stack.writeRetries([huge]);
+    await stack.writeRetries([impossible, farAhead, ...behind]);
+
+    await expect.poll(() => metricValue(scheduler.url, 'tributary_retries_released_total'), { timeout: 30_000, interval: 200 }).toBe(releasedBefore + behind.length + 1);
+    const released = new Set((await stack.deliveries()).map(({ key }) => key));
+    for (const record of [...behind, farAhead]) expect(released.has(record.delivery.deliveryId), record.delivery.deliveryId).toBe(true);
+    const quarantined = (await stack.quarantined()).map(({ value }) => [value.key?.toString(), value.reason]);
+    expect(quarantined).toContainEqual([impossible.delivery.deliveryId, 'invalid_timestamp']);
+    expect(quarantined).toContainEqual([huge.delivery.deliveryId, 'too_large']);
+    expect((await stack.deadLetters()).some(({ key }) => key === huge.delivery.deliveryId || key === impossible.delivery.deliveryId)).toBe(false);
+    expect(await metricValue(scheduler.url, 'tributary_quarantined_total', { topic: stack.topics.retry('1s'), reason: 'too_large' })).toBe(1);
+  });
 });
