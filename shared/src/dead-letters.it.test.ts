@@ -1,11 +1,12 @@
 /**
  * DeadLetterStore against the real broker and registry: listing reads from `since` (found
  * by timestamp) to the end and filters; a replay writes each dead letter's delivery once
- * with a fresh window, however often it is run — also when two replays run at once.
+ * with a fresh window, however often it is run — also when two replays run at once, when one
+ * is stopped part-way between its slices, and where a marker names another dead letter.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Producer } from 'kafkajs';
-import { topicNames, type DeadLetter, type Delivery } from '@tributary/schemas';
+import type { Producer, Transaction } from 'kafkajs';
+import { topicNames, type DeadLetter, type DeadLetterReplay, type Delivery } from '@tributary/schemas';
 import { readTopicToEnd, stackEndpoints, stackEnv, testDelivery, testKafka, testLogger, uniqueNamespace } from '@tributary/test/harness';
 import { AvroCodec } from './avro.js';
 import { DeadLetterStore, ReplayInterrupted } from './dead-letters.js';
@@ -44,15 +45,21 @@ function deadLetter(destinationId: string, messageId: string, reason: string, de
 }
 
 async function write(letters: DeadLetter[], timestamp?: number): Promise<void> {
-  await producer.send({
-    topic: topics.deadLetters,
-    messages: letters.map((letter) => ({
-      key: letter.delivery.deliveryId,
-      value: codec.encode(topics.deadLetters, letter),
-      ...(timestamp === undefined ? {} : { timestamp: String(timestamp) }),
-    })),
-  });
+  // In sends of 500: one send of thousands could pass the broker's request size.
+  for (let start = 0; start < letters.length; start += 500) {
+    await producer.send({
+      topic: topics.deadLetters,
+      messages: letters.slice(start, start + 500).map((letter) => ({
+        key: letter.delivery.deliveryId,
+        value: codec.encode(topics.deadLetters, letter),
+        ...(timestamp === undefined ? {} : { timestamp: String(timestamp) }),
+      })),
+    });
+  }
 }
+
+/** A store replaying in slices of `records` dead letters. */
+const slicedStore = (records: number) => new DeadLetterStore({ kafka, codec, topics, logger: testLogger(), replaySlice: { records, bytes: 4 * 1024 * 1024 } });
 
 async function replayedDeliveries(): Promise<Delivery[]> {
   const records = await readTopicToEnd(kafka, topics.dueRetries);
@@ -102,17 +109,73 @@ describe('DeadLetterStore', () => {
 
   it('sends each dead letter once when two replays run at the same time', async () => {
     await write(Array.from({ length: 200 }, (_, index) => deadLetter('gamma', `g-${index}`, 'expired', Date.now())));
-    const outcomes = await Promise.allSettled([store.replay({ destinationId: 'gamma' }), new DeadLetterStore({ kafka, codec, topics, logger: testLogger() }).replay({ destinationId: 'gamma' })]);
+    // Slices of 20: a replay may be stopped after some of its slices went out.
+    const outcomes = await Promise.allSettled([slicedStore(20).replay({ destinationId: 'gamma' }), slicedStore(20).replay({ destinationId: 'gamma' })]);
     for (const outcome of outcomes) {
-      if (outcome.status === 'rejected') expect(outcome.reason).toBeInstanceOf(ReplayInterrupted);
+      if (outcome.status === 'rejected') expect(outcome.reason).toMatchObject({ name: 'ReplayInterrupted', byAnotherReplay: true });
     }
-    const replayed = outcomes.reduce((sum, outcome) => sum + (outcome.status === 'fulfilled' ? outcome.value.replayed : 0), 0);
+    // An interrupted replay's count is what its committed slices sent: the sum is exact.
+    const replayed = outcomes.reduce((sum, outcome) => sum + (outcome.status === 'fulfilled' ? outcome.value.replayed : (outcome.reason as ReplayInterrupted).replayed), 0);
     // Whatever the interleaving, after one more run everything has gone out exactly once.
     const after = await store.replay({ destinationId: 'gamma' });
     expect(replayed + after.replayed).toBe(200);
     const gamma = (await replayedDeliveries()).filter((delivery) => delivery.destinationId === 'gamma');
     expect(gamma.length).toBe(200);
     expect(new Set(gamma.map((delivery) => delivery.messageId)).size).toBe(200);
-    console.info(`[dead-letters] concurrent replays: ${outcomes.map((outcome) => (outcome.status === 'fulfilled' ? `replayed ${outcome.value.replayed}` : 'interrupted')).join(', ')}`);
+    console.info(
+      `[dead-letters] concurrent replays: ${outcomes.map((outcome) => (outcome.status === 'fulfilled' ? `replayed ${outcome.value.replayed}` : `interrupted after ${(outcome.reason as ReplayInterrupted).replayed}`)).join(', ')}`,
+    );
+  });
+
+  it('stopped part-way by another replay, says how many went out, and a re-run sends exactly the rest', async () => {
+    const total = 2_000;
+    await write(Array.from({ length: total }, (_, index) => deadLetter('delta', `d-${index}`, 'expired', Date.now())));
+    // Registering the replay id, as another replay does, once this one has read enough to have
+    // committed slices (everything on the topic before delta's dead letters is under 300).
+    const other = createProducer(kafka, { transactionalId: `${topics.namespace}-dlq-replay` });
+    await other.connect();
+    let reads = 0;
+    let registered: Promise<Transaction> | undefined;
+    const onProgress = () => {
+      if (++reads === 700) registered = other.transaction();
+    };
+    const stopped = await slicedStore(100)
+      .replay({ destinationId: 'delta' }, { onProgress })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(registered).toBeDefined();
+    await (await registered!).abort();
+    await other.disconnect();
+
+    expect(stopped).toBeInstanceOf(ReplayInterrupted);
+    const { replayed, byAnotherReplay, message } = stopped as ReplayInterrupted;
+    expect(byAnotherReplay).toBe(true);
+    expect(replayed % 100).toBe(0);
+    expect(replayed).toBeGreaterThanOrEqual(400);
+    expect(replayed).toBeLessThan(total);
+    expect(message).toBe(`another replay started and stopped this one after replaying ${replayed} dead letters; running it again skips every dead letter already replayed`);
+    const delta = () => replayedDeliveries().then((deliveries) => deliveries.filter((delivery) => delivery.destinationId === 'delta'));
+    expect((await delta()).length).toBe(replayed);
+
+    expect(await slicedStore(100).replay({ destinationId: 'delta' })).toEqual({ matched: total, replayed: total - replayed, skipped: replayed, dryRun: false });
+    const all = await delta();
+    expect([all.length, new Set(all.map((delivery) => delivery.messageId)).size]).toEqual([total, total]);
+    console.info(`[dead-letters] interrupted after ${replayed} of ${total}; the re-run sent the other ${total - replayed}`);
+  });
+
+  it('replays a dead letter whose place holds the marker of another (a recreated dead-letter topic)', async () => {
+    await write([deadLetter('epsilon', 'e-new', 'expired', Date.now())]);
+    const [listed] = (await store.list({ destinationId: 'epsilon' }, 1)).deadLetters;
+    // What a replay before the topic was deleted and created again left at this place.
+    const stale: DeadLetterReplay = { deliveryId: 'epsilon/web/e-old', destinationId: 'epsilon', replayedAt: now - 86_400_000 };
+    await producer.send({ topic: topics.deadLetterReplays, messages: [{ key: `${listed!.partition}/${listed!.offset}`, value: codec.encode(topics.deadLetterReplays, stale) }] });
+
+    expect((await store.list({ destinationId: 'epsilon' }, 1)).deadLetters[0]!.replayedAt).toBeUndefined();
+    expect(await store.replay({ destinationId: 'epsilon' }, { dryRun: true })).toEqual({ matched: 1, replayed: 1, skipped: 0, dryRun: true });
+    expect(await store.replay({ destinationId: 'epsilon' })).toEqual({ matched: 1, replayed: 1, skipped: 0, dryRun: false });
+    expect((await store.list({ destinationId: 'epsilon' }, 1)).deadLetters[0]!.replayedAt).toBeGreaterThanOrEqual(now);
+    expect((await replayedDeliveries()).filter((delivery) => delivery.destinationId === 'epsilon').map((delivery) => delivery.messageId)).toEqual(['e-new']);
   });
 });

@@ -5,26 +5,35 @@
  *
  * A dead letter is identified by its place on the dead-letter topic, `<partition>/<offset>`.
  * Replaying one writes its delivery back to the retry lane and a marker under that key
- * to `<namespace>.dlq-replays.v1`, in one transaction: running the same replay again finds
- * the markers and skips what was already replayed, and a crash leaves either both or
- * neither. A delivery that dies again after its replay is a new dead letter, replayable in
- * its turn.
+ * to `<namespace>.dlq-replays.v1` (naming the delivery and destination, so that a marker left
+ * by an earlier incarnation of a recreated dead-letter topic does not count), in one
+ * transaction: running the same replay again finds the markers and skips what was already
+ * replayed, and a crash leaves either both or neither. A delivery that dies again after its
+ * replay is a new dead letter, replayable in its turn.
+ *
+ * A replay is written in slices as it reads (REPLAY_SLICE_LIMITS), each slice one
+ * transaction with its deliveries and their markers. One transaction for everything does
+ * not work at size: on a slow host a replay of tens of thousands of dead letters outlasts the
+ * producer's transaction timeout, so the broker aborts it and the replay fails however often
+ * it is run; it also holds every read_committed reader of the retry lane back for as long,
+ * and the whole backlog in memory (100,000 dead letters with 700-byte bodies: 180 MB of heap).
+ * A replay stopped part-way has committed whole slices, which a re-run skips.
  *
  * Every replay, from any ingest replica, uses the one transactional id
  * `<namespace>-dlq-replay` and registers it before reading the markers. Registering fences
- * a replay still running elsewhere (its commit fails) and finishes any transaction of the
- * previous holder, so the markers read afterwards include every replay that committed:
+ * a replay still running elsewhere (its next slice fails) and finishes any transaction of
+ * the previous holder, so the markers read afterwards include every slice that committed:
  * two replays at once cannot both send the same dead letter.
  *
  * Reads stop at the end offsets the topics had when the call began (read_committed), so a
  * call never waits for records written after it started.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kafka, Transaction } from 'kafkajs';
+import type { Kafka, Message, Producer, Transaction } from 'kafkajs';
 import type { DeadLetter, DeadLetterReason, DeadLetterReplay, Delivery, TopicNames } from '@tributary/schemas';
 import type { AvroCodec } from './avro.js';
 import { parseDuration } from './duration.js';
-import { createProducer } from './kafka.js';
+import { createProducer, TRANSACTION_TIMEOUT_MS } from './kafka.js';
 import type { Logger } from './logger.js';
 import { CompactedTopicReader } from './table.js';
 import { KeepNewest, scanTopic, withTimeout } from './topic-scan.js';
@@ -78,7 +87,7 @@ export interface DeadLetterList {
 export interface ReplayOutcome {
   /** Dead letters matching the filter. */
   matched: number;
-  /** Written back to the deliveries topic by this call (or that would be, for a dry run). */
+  /** Written back to the retry lane by this call (or that would be, for a dry run). */
   replayed: number;
   /** Matching dead letters left alone because an earlier replay already sent them. */
   skipped: number;
@@ -99,36 +108,107 @@ export function replayMarkerKey(partition: number, offset: string): string {
   return `${partition}/${offset}`;
 }
 
+/**
+ * Whether `marker`, found at a dead letter's key, records the replay of that very dead letter.
+ * The key alone is a position: when the dead-letter topic is deleted and recreated (to purge
+ * it), its offsets start again, and new dead letters land where replayed ones were.
+ */
+export function isMarkerOf(marker: DeadLetterReplay | undefined, letter: DeadLetter): marker is DeadLetterReplay {
+  return marker !== undefined && marker.deliveryId === letter.delivery.deliveryId && marker.destinationId === letter.delivery.destinationId;
+}
+
+/** The marker recording that this dead letter was replayed; undefined if it never was. */
+export function replayMarkerOf(stored: StoredDeadLetter, markers: ReadonlyMap<string, DeadLetterReplay>): DeadLetterReplay | undefined {
+  const marker = markers.get(replayMarkerKey(stored.partition, stored.offset));
+  return isMarkerOf(marker, stored.letter) ? marker : undefined;
+}
+
 /** The delivery a replay sends: the same message with a fresh window, as if never attempted. */
 export function replayedDelivery(delivery: Delivery): Delivery {
   return { ...delivery, attempts: 0, firstAttemptAt: null, lastError: null, lastStatus: null, replays: delivery.replays + 1 };
 }
 
 export interface PlannedReplay {
-  stored: StoredDeadLetter;
   delivery: Delivery;
   markerKey: string;
   marker: DeadLetterReplay;
 }
 
-/** What to replay of the matching dead letters: those without a marker, in topic order. */
-export function planReplay(
-  matched: readonly StoredDeadLetter[],
-  isReplayed: (markerKey: string) => boolean,
-  now: number,
-): { replay: PlannedReplay[]; skipped: number } {
-  const replay: PlannedReplay[] = [];
-  let skipped = 0;
-  for (const stored of matched) {
-    const markerKey = replayMarkerKey(stored.partition, stored.offset);
-    if (isReplayed(markerKey)) {
-      skipped++;
-      continue;
-    }
-    const { deliveryId, destinationId } = stored.letter.delivery;
-    replay.push({ stored, delivery: replayedDelivery(stored.letter.delivery), markerKey, marker: { deliveryId, destinationId, replayedAt: now } });
+/** What replaying a matching dead letter writes; undefined when an earlier replay sent it. */
+export function planReplay(stored: StoredDeadLetter, markers: ReadonlyMap<string, DeadLetterReplay>, now: number): PlannedReplay | undefined {
+  if (replayMarkerOf(stored, markers)) return undefined;
+  const { deliveryId, destinationId } = stored.letter.delivery;
+  return {
+    delivery: replayedDelivery(stored.letter.delivery),
+    markerKey: replayMarkerKey(stored.partition, stored.offset),
+    marker: { deliveryId, destinationId, replayedAt: now },
+  };
+}
+
+/** The most one replay transaction holds. */
+export interface SliceLimits {
+  /** Dead letters. */
+  records: number;
+  /** Bytes of the encoded keys and values, deliveries and markers together. */
+  bytes: number;
+}
+
+/**
+ * 2,000 dead letters or 4 MiB, whichever comes first. The bytes bound how long a slice's
+ * transaction stays open — 4 MiB is five or six produce requests (MAX_PRODUCE_REQUEST_BYTES);
+ * on the 2-core test machine a slice of 2,000 (1.7 MB) took about 0.1 s, against the broker's
+ * 15 s transaction timeout — and so how long the read_committed readers of the retry lane (the
+ * retry scheduler, for every destination) wait behind it, and what a replay holds in memory.
+ * The count bounds the work of small dead letters the same way (markers, commit), and is what
+ * an audience sync puts in a transaction.
+ */
+export const REPLAY_SLICE_LIMITS: Readonly<SliceLimits> = { records: 2_000, bytes: 4 * 1024 * 1024 };
+
+/**
+ * Cuts a stream of items into consecutive slices within `limits`, handing each out as soon as
+ * it is complete, so that the writer of the slices holds one at a time. An item larger than
+ * `limits.bytes` is a slice of its own.
+ */
+export class Slicer<T> {
+  private items: T[] = [];
+  private bytes = 0;
+
+  constructor(private readonly limits: Readonly<SliceLimits>) {
+    if (!(limits.records >= 1 && limits.bytes >= 1)) throw new RangeError(`a slice must hold at least one record and one byte (got ${limits.records} records, ${limits.bytes} bytes)`);
   }
-  return { replay, skipped };
+
+  /** Adds an item of `bytes` bytes; returns the slice that this completes, if any. */
+  add(item: T, bytes: number): T[] | undefined {
+    const completed = this.items.length > 0 && this.bytes + bytes > this.limits.bytes ? this.take() : undefined;
+    this.items.push(item);
+    this.bytes += bytes;
+    // After a take the item is held alone, which fills a slice only at a limit of one record,
+    // and at that limit nothing is ever held before an item: never two slices at once.
+    return completed ?? (this.items.length >= this.limits.records ? this.take() : undefined);
+  }
+
+  /** The last slice, holding what is left; undefined if nothing is. */
+  finish(): T[] | undefined {
+    return this.items.length > 0 ? this.take() : undefined;
+  }
+
+  private take(): T[] {
+    const slice = this.items;
+    this.items = [];
+    this.bytes = 0;
+    return slice;
+  }
+}
+
+/**
+ * Whether a slice that failed as fenced can only have been fenced by another replay registering
+ * the replay id. The broker also aborts a transaction left open past the producer's transaction
+ * timeout, bumping the epoch, and that fails the same way. `openMs` is timed from before the
+ * transaction began, so it is at least the broker's own count: below the timeout, the broker
+ * cannot have aborted it.
+ */
+export function fencedByAnotherReplay(openMs: number, transactionTimeoutMs: number = TRANSACTION_TIMEOUT_MS): boolean {
+  return openMs < transactionTimeoutMs;
 }
 
 /** Newest first: later `deadAt`, then higher partition, then higher offset. */
@@ -181,23 +261,74 @@ export function parseTime(text: string, now: number): number {
 /** A read of the dead-letter or marker topic did not reach the end offsets in time. */
 export { TopicReadTimeout as DeadLetterReadTimeout } from './topic-scan.js';
 
-/** Another replay registered the replay id while this one ran; nothing of this one was committed. */
+/**
+ * A replay stopped part-way because its producer was fenced. The slices committed before went
+ * out — `replayed` dead letters, which a re-run skips — and the slice in flight was rolled back.
+ * `byAnotherReplay`: certainly fenced by another replay registering the replay id; otherwise the
+ * broker may instead have aborted a transaction of this one for outliving the timeout.
+ */
 export class ReplayInterrupted extends Error {
-  constructor(override readonly cause: unknown) {
-    super('another replay started while this one ran, so this one was rolled back; run it again (dead letters already replayed are skipped)');
+  constructor(
+    readonly replayed: number,
+    readonly byAnotherReplay: boolean,
+    override readonly cause: unknown,
+  ) {
+    super(interruptionMessage(replayed, byAnotherReplay));
     this.name = 'ReplayInterrupted';
   }
 }
 
+function interruptionMessage(replayed: number, byAnotherReplay: boolean): string {
+  const done = `after replaying ${replayed} dead letter${replayed === 1 ? '' : 's'}`;
+  const rerun = 'running it again skips every dead letter already replayed';
+  if (byAnotherReplay) return `another replay started and stopped this one ${done}; ${rerun}`;
+  return (
+    `this replay stopped ${done}: one of its transactions stayed open longer than the broker's transaction timeout ` +
+    `(${TRANSACTION_TIMEOUT_MS / 1000} s) and was aborted, or another replay started at that moment; ${rerun}`
+  );
+}
+
 const FENCED = new Set(['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING']);
+
+/**
+ * How long a replay's pass over the dead-letter topic, writing as it goes, may take in all: far
+ * beyond what a large backlog needs (100,000 dead letters took 7 s on the test machine), only
+ * there to end a replay whose reads stall for good rather than hold the replay id forever.
+ */
+export const REPLAY_TIMEOUT_MS = 30 * 60_000;
 
 export interface DeadLetterStoreOptions {
   kafka: Kafka;
   codec: AvroCodec;
   topics: TopicNames;
   logger: Logger;
-  /** How long a read of the dead-letter or marker topic may take (default 60 s). */
+  /** How long a read of the dead-letter or marker topic may take for a listing, and of the markers for a replay (default 60 s). */
   readTimeoutMs?: number;
+  /** How long a replay's pass over the dead-letter topic may take (default REPLAY_TIMEOUT_MS): it grows with the backlog. */
+  replayTimeoutMs?: number;
+  /** What one replay transaction holds at most (default REPLAY_SLICE_LIMITS). */
+  replaySlice?: Readonly<SliceLimits>;
+}
+
+export interface ReplayOptions {
+  /** Count what would be replayed, writing nothing. */
+  dryRun?: boolean;
+  /** Called whenever the replay moves on (a dead letter read, a slice committed): for a caller that waits as long as it does. */
+  onProgress?: () => void;
+}
+
+/** One dead letter's replay, encoded: its delivery for the retry lane and its marker. */
+interface ReplayRecords {
+  delivery: Message;
+  marker: Message;
+}
+
+const bytesOf = ({ key, value }: Message): number => (key == null ? 0 : Buffer.byteLength(key)) + (value == null ? 0 : Buffer.byteLength(value));
+
+interface Tally {
+  matched: number;
+  replayed: number;
+  skipped: number;
 }
 
 export class DeadLetterStore {
@@ -205,58 +336,101 @@ export class DeadLetterStore {
 
   async list(filter: DeadLetterFilter, limit: number): Promise<DeadLetterList> {
     const newest = new NewestDeadLetters(limit);
-    await this.scan(filter, (stored) => newest.add(stored));
+    await this.scan(filter, this.readTimeoutMs, (stored) => newest.add(stored));
     const markers = await this.readMarkers();
     return {
-      deadLetters: newest.newest().map((stored) => ({ ...stored, replayedAt: markers.get(replayMarkerKey(stored.partition, stored.offset))?.replayedAt })),
+      deadLetters: newest.newest().map((stored) => ({ ...stored, replayedAt: replayMarkerOf(stored, markers)?.replayedAt })),
       matched: newest.matched,
     };
   }
 
-  async replay(filter: DeadLetterFilter & { destinationId: string }, options: { dryRun?: boolean } = {}): Promise<ReplayOutcome> {
-    const dryRun = options.dryRun ?? false;
-    if (dryRun) {
-      const markers = await this.readMarkers();
-      const matched = await this.matching(filter);
-      const plan = planReplay(matched, (key) => markers.has(key), Date.now());
-      return { matched: matched.length, replayed: plan.replay.length, skipped: plan.skipped, dryRun };
-    }
+  async replay(filter: DeadLetterFilter & { destinationId: string }, options: ReplayOptions = {}): Promise<ReplayOutcome> {
+    const onProgress = options.onProgress ?? (() => undefined);
+    if (options.dryRun ?? false) return this.countReplay(filter, onProgress);
     const { kafka, codec, topics, logger } = this.options;
     const producer = createProducer(kafka, { transactionalId: `${topics.namespace}-dlq-replay` });
+    const tally: Tally = { matched: 0, replayed: 0, skipped: 0 };
+    let slices = 0;
+    const write = async (slice: ReplayRecords[]) => {
+      await this.writeSlice(producer, slice, tally.replayed);
+      tally.replayed += slice.length;
+      slices++;
+      onProgress();
+    };
     await producer.connect();
-    let transaction: Transaction | undefined;
     try {
       // Registers the id first (see the module comment): the markers read next are complete.
-      transaction = await producer.transaction();
+      await (await producer.transaction()).abort();
       const markers = await this.readMarkers();
-      const matched = await this.matching(filter);
-      const plan = planReplay(matched, (key) => markers.has(key), Date.now());
-      const deliveries = plan.replay.map(({ delivery }) => ({ key: delivery.deliveryId, value: codec.encode(topics.dueRetries, delivery) }));
-      const markerRecords = plan.replay.map(({ markerKey, marker }) => ({ key: markerKey, value: codec.encode(topics.deadLetterReplays, marker) }));
-      await sendInChunks(transaction, [
-        { topic: topics.dueRetries, messages: deliveries },
-        { topic: topics.deadLetterReplays, messages: markerRecords },
-      ]);
-      await transaction.commit();
-      logger.info(
-        { destinationId: filter.destinationId, reason: filter.reason, since: filter.since, matched: matched.length, replayed: plan.replay.length, skipped: plan.skipped },
-        'dead letters replayed',
+      onProgress();
+      const slicer = new Slicer<ReplayRecords>(this.options.replaySlice ?? REPLAY_SLICE_LIMITS);
+      await this.scan(
+        filter,
+        this.replayTimeoutMs,
+        async (stored) => {
+          tally.matched++;
+          const planned = planReplay(stored, markers, Date.now());
+          if (!planned) {
+            tally.skipped++;
+            return;
+          }
+          const records: ReplayRecords = {
+            delivery: { key: planned.delivery.deliveryId, value: codec.encode(topics.dueRetries, planned.delivery) },
+            marker: { key: planned.markerKey, value: codec.encode(topics.deadLetterReplays, planned.marker) },
+          };
+          const slice = slicer.add(records, bytesOf(records.delivery) + bytesOf(records.marker));
+          if (slice) await write(slice);
+        },
+        onProgress,
       );
-      return { matched: matched.length, replayed: plan.replay.length, skipped: plan.skipped, dryRun };
+      const last = slicer.finish();
+      if (last) await write(last);
+      logger.info({ ...filterFields(filter), ...tally, slices }, 'dead letters replayed');
+      return { ...tally, dryRun: false };
     } catch (error) {
-      if (transaction?.isActive()) await transaction.abort().catch((abortError: unknown) => logger.warn({ err: abortError }, 'aborting the replay transaction failed'));
-      throw wasFenced(error) ? new ReplayInterrupted(error) : error;
+      logger.warn({ ...filterFields(filter), ...tally, slices, err: error }, 'dead-letter replay stopped part-way');
+      throw error;
     } finally {
       await producer.disconnect().catch((error: unknown) => logger.warn({ err: error }, 'disconnecting the replay producer failed'));
     }
   }
 
-  /** Matching dead letters in topic order (partition by partition, by offset). */
-  private async matching(filter: DeadLetterFilter): Promise<StoredDeadLetter[]> {
-    const matched: StoredDeadLetter[] = [];
-    await this.scan(filter, (stored) => matched.push(stored));
-    matched.sort((a, b) => a.partition - b.partition || (BigInt(a.offset) < BigInt(b.offset) ? -1 : 1));
-    return matched;
+  /** A dry run: what a replay would do now, writing nothing. */
+  private async countReplay(filter: DeadLetterFilter, onProgress: () => void): Promise<ReplayOutcome> {
+    const markers = await this.readMarkers();
+    onProgress();
+    const tally: Tally = { matched: 0, replayed: 0, skipped: 0 };
+    await this.scan(
+      filter,
+      this.replayTimeoutMs,
+      (stored) => {
+        tally.matched++;
+        if (replayMarkerOf(stored, markers)) tally.skipped++;
+        else tally.replayed++;
+      },
+      onProgress,
+    );
+    return { ...tally, dryRun: true };
+  }
+
+  /** One slice in one transaction: its deliveries and their markers, or neither. */
+  private async writeSlice(producer: Producer, slice: ReplayRecords[], replayedBefore: number): Promise<void> {
+    const { topics, logger } = this.options;
+    const began = Date.now();
+    let transaction: Transaction | undefined;
+    try {
+      transaction = await producer.transaction();
+      await sendInChunks(transaction, [
+        { topic: topics.dueRetries, messages: slice.map(({ delivery }) => delivery) },
+        { topic: topics.deadLetterReplays, messages: slice.map(({ marker }) => marker) },
+      ]);
+      await transaction.commit();
+    } catch (error) {
+      // A fenced producer's transaction is already finished by the broker; an abort would fail too.
+      if (wasFenced(error)) throw new ReplayInterrupted(replayedBefore, fencedByAnotherReplay(Date.now() - began), error);
+      if (transaction?.isActive()) await transaction.abort().catch((abortError: unknown) => logger.warn({ err: abortError }, 'aborting a replay transaction failed'));
+      throw error;
+    }
   }
 
   private async readMarkers(): Promise<Map<string, DeadLetterReplay>> {
@@ -280,28 +454,51 @@ export class DeadLetterStore {
     return this.options.readTimeoutMs ?? 60_000;
   }
 
+  private get replayTimeoutMs(): number {
+    return this.options.replayTimeoutMs ?? REPLAY_TIMEOUT_MS;
+  }
+
   /**
    * Calls `onMatch` for every dead letter matching the filter, from `since` (found by
    * record timestamp: a dead letter is produced after its `deadAt`, so nothing at or after
-   * `since` comes earlier) up to the end offsets of the moment the scan starts.
+   * `since` comes earlier) up to the end offsets of the moment the scan starts, partition by
+   * partition in offset order; `onRead` for every dead letter read. A promise `onMatch` returns
+   * holds the read back until it settles.
    */
-  private async scan(filter: DeadLetterFilter, onMatch: (stored: StoredDeadLetter) => void): Promise<void> {
+  private async scan(
+    filter: DeadLetterFilter,
+    timeoutMs: number,
+    onMatch: (stored: StoredDeadLetter) => Promise<void> | void,
+    onRead: () => void = () => undefined,
+  ): Promise<void> {
     const { kafka, codec, topics, logger } = this.options;
+    // A consumer that loses its group session (a long slice write) rejoins from the start of
+    // the range, as nothing is committed: what it is handed again is passed over, so that no
+    // dead letter is counted, or replayed, twice.
+    const read = new Map<number, bigint>();
     await scanTopic<DeadLetter>(
       {
         kafka,
         topic: topics.deadLetters,
         groupId: `${topics.namespace}-dlq-reader-${randomUUID()}`,
         since: filter.since,
-        timeoutMs: this.readTimeoutMs,
+        timeoutMs,
         logger,
         decode: (value) => codec.decode<DeadLetter>('dlq', value),
       },
-      ({ partition, offset, value: letter }) => {
-        if (matchesFilter(letter, filter)) onMatch({ partition, offset, letter });
+      async ({ partition, offset, value: letter }) => {
+        onRead();
+        const position = BigInt(offset);
+        if (position <= (read.get(partition) ?? -1n)) return;
+        read.set(partition, position);
+        if (matchesFilter(letter, filter)) await onMatch({ partition, offset, letter });
       },
     );
   }
+}
+
+function filterFields(filter: DeadLetterFilter): Record<string, unknown> {
+  return { destinationId: filter.destinationId, reason: filter.reason, since: filter.since };
 }
 
 /** kafkajs may wrap the broker's answer (retries exhausted, a non-retriable wrapper). */

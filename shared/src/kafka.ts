@@ -95,6 +95,13 @@ export interface ProducerOptions {
   initialRetryTimeMs?: number;
 }
 
+/**
+ * How long a transaction of ours may stay open before the broker aborts it (and bumps the
+ * producer's epoch, so that the producer's next request fails as fenced). Exported for callers
+ * that must tell that abort from a fence by another producer registering the same id.
+ */
+export const TRANSACTION_TIMEOUT_MS = 15_000;
+
 /** Idempotent, acks=all producer. With `transactionalId` it is also transactional. */
 export function createProducer(kafka: Kafka, options: ProducerOptions = {}): Producer {
   const config: ProducerConfig = {
@@ -114,7 +121,7 @@ export function createProducer(kafka: Kafka, options: ProducerOptions = {}): Pro
     // Our transactions last milliseconds. If a process dies mid-transaction and comes back
     // under another INSTANCE_ID (a rescheduled pod), nothing fences it, and read_committed
     // consumers wait behind the open transaction until this timeout aborts it.
-    config.transactionTimeout = 15_000;
+    config.transactionTimeout = TRANSACTION_TIMEOUT_MS;
   }
   return kafka.producer(config);
 }

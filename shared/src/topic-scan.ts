@@ -41,8 +41,10 @@ export interface Scanned<T> {
  * Calls `onRecord` for every committed record from `since` up to the end offsets of the moment
  * the scan starts. A record that can never be decoded is skipped with a warning; any other
  * decode failure (the registry unreachable) fails the whole read rather than leave a gap.
+ * A promise `onRecord` returns is awaited before the next record, so a caller that writes as
+ * it reads (a dead-letter replay) holds the read back; its rejection ends the scan.
  */
-export async function scanTopic<T>(options: ScanOptions<T>, onRecord: (record: Scanned<T>) => void): Promise<void> {
+export async function scanTopic<T>(options: ScanOptions<T>, onRecord: (record: Scanned<T>) => Promise<void> | void): Promise<void> {
   const { topic, logger, decode } = options;
   await scanTopicMessages(options, async (partition, message) => {
     if (!message.value) return;
@@ -54,7 +56,7 @@ export async function scanTopic<T>(options: ScanOptions<T>, onRecord: (record: S
       logger.warn({ topic, partition, offset: message.offset }, 'unreadable record skipped');
       return;
     }
-    onRecord({ partition, offset: message.offset, value });
+    await onRecord({ partition, offset: message.offset, value });
   });
 }
 

@@ -2,13 +2,15 @@
  * The dead-letter routes of the real ingest process (dist/main.js) against the real broker
  * and registry: dead letters written to the namespace's dead-letter topic as the
  * dispatcher writes them are listed newest first with their filters, bodies only on
- * request, and replayed once to the deliveries topic with a fresh window.
+ * request, and replayed once to the retry lane with a fresh window — also a replay of
+ * thousands, which goes out in several transactions (slices).
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kafka, Producer } from 'kafkajs';
 import { topicNames, type DeadLetter, type Delivery, type TopicNames } from '@tributary/schemas';
-import { createProducer, type AvroCodec } from '@tributary/shared';
-import { readTopicToEnd, stackEnv, startService, testCodec, testDelivery, testKafka, uniqueNamespace, type RunningService } from '@tributary/test/harness';
+import { createProducer, REPLAY_SLICE_LIMITS, type AvroCodec } from '@tributary/shared';
+import { eventually, readTopicToEnd, stackEnv, startService, testCodec, testDelivery, testKafka, uniqueNamespace, type RunningService } from '@tributary/test/harness';
 
 const TOKEN = 'dlq-admin-token';
 
@@ -157,5 +159,48 @@ describe('the dead-letter admin routes', () => {
 
     const listed = (await call('GET', '/dlq?destination=crm')).json.deadLetters as Array<Record<string, unknown>>;
     expect(listed.every((entry) => typeof entry.replayedAt === 'string')).toBe(true);
+  });
+});
+
+describe('a replay larger than one slice', () => {
+  // Default slices (2,000 dead letters, 4 MiB): 4,500 small dead letters make three.
+  const total = 2 * REPLAY_SLICE_LIMITS.records + 500;
+
+  it('sends every delivery to the retry lane exactly once, in slices, and a second replay skips them all', { timeout: 180_000 }, async () => {
+    const destination = await call('PUT', '/destinations/bulk', {
+      type: 'webhooks',
+      sources: ['web'],
+      settings: { webhooks: [{ url: 'https://hooks.example.com/bulk' }] },
+    });
+    expect(destination.status).toBe(201);
+    const letters = Array.from({ length: total }, (_, index) => deadLetter('bulk', `b-${index}`, 'expired', now - 5_000));
+    for (let start = 0; start < total; start += 500) {
+      await producer.send({ topic: topics.deadLetters, messages: letters.slice(start, start + 500).map((letter) => ({ key: letter.delivery.deliveryId, value: codec.encode(topics.deadLetters, letter) })) });
+    }
+
+    const started = Date.now();
+    const replay = await call('POST', '/dlq/replay', { destination: 'bulk' });
+    const tookMs = Date.now() - started;
+    expect(replay).toEqual({ status: 200, json: { destination: 'bulk', matched: total, replayed: total, skipped: 0, dryRun: false } });
+    const logged = await eventually(
+      () =>
+        readFileSync(ingest.logFile, 'utf8')
+          .split('\n')
+          .filter((line) => line.includes('"dead letters replayed"') && line.includes('"destinationId":"bulk"'))
+          .map((line) => JSON.parse(line) as { slices: number; replayed: number })[0],
+      'the replay logged',
+    );
+    expect(logged).toMatchObject({ slices: 3, replayed: total });
+
+    const records = await readTopicToEnd(kafka, topics.dueRetries, { timeoutMs: 60_000 });
+    const bulk = records.map(({ message }) => message.key?.toString() ?? '').filter((key) => key.startsWith('bulk/'));
+    expect(bulk.length).toBe(total);
+    expect(new Set(bulk).size).toBe(total);
+
+    const again = await call('POST', '/dlq/replay', { destination: 'bulk' });
+    expect(again.json).toEqual({ destination: 'bulk', matched: total, replayed: 0, skipped: total, dryRun: false });
+    const after = (await readTopicToEnd(kafka, topics.dueRetries, { timeoutMs: 60_000 })).filter(({ message }) => message.key?.toString().startsWith('bulk/'));
+    expect(after.length).toBe(total);
+    console.info(`[dlq] replayed ${total} dead letters in ${logged.slices} slices through the admin API in ${tookMs} ms`);
   });
 });

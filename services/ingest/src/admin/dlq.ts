@@ -1,8 +1,12 @@
 /**
  * Dead letters through the admin API: `GET /dlq` lists them newest first, `POST
- * /dlq/replay` sends a destination's dead letters back to the deliveries topic with a
+ * /dlq/replay` sends a destination's dead letters back to the retry lane with a
  * fresh retry window. The Kafka work is `DeadLetterStore` (shared/dead-letters.ts); here
  * are the request rules, the answer shapes and one replay at a time per process.
+ *
+ * A replay's time grows with the backlog, past any fixed write timeout once the backlog is
+ * large or the host slow, so its answer waits as long as the replay moves on, and says 503
+ * only once it has stalled for the write timeout.
  *
  * Dead letters hold no secrets (the destination's URLs and secret are read from the
  * config at attempt time, and errors name URLs by origin only). Message bodies may hold
@@ -21,7 +25,6 @@ import {
   type ListedDeadLetter,
   type ReplayOutcome,
 } from '@tributary/shared';
-import { withDeadline } from './deadline.js';
 import { AdminError, notFound, parseBody } from './errors.js';
 import type { AdminRoutes } from './routes.js';
 import { SerialQueue } from './serial.js';
@@ -127,8 +130,42 @@ export interface ReplayView extends ReplayOutcome {
 export interface AdminDeadLettersOptions {
   store: DeadLetterStore;
   config: Pick<ConfigView, 'destination'>;
-  /** How long a replay waits for Kafka before answering 503 (ADMIN_WRITE_TIMEOUT). */
+  /** How long a replay may make no progress before the answer is 503 (ADMIN_WRITE_TIMEOUT). */
   timeoutMs: number;
+}
+
+/**
+ * Waits for `work` as long as it reports progress, rejecting with 503 once it has reported none
+ * for `timeoutMs` (from the start, or from its last report). Like `withDeadline`, only the wait
+ * ends: the work goes on.
+ */
+export function whileProgressing<T>(work: (progress: () => void) => Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let lastProgress = Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  const stalled = new Promise<never>((_resolve, reject) => {
+    const check = () => {
+      const idle = Date.now() - lastProgress;
+      if (idle < timeoutMs) {
+        timer = setTimeout(check, timeoutMs - idle);
+        return;
+      }
+      reject(new AdminError(503, 'kafka_unavailable', `${what} made no progress for ${timeoutMs / 1000} s (Kafka is slow or away, or another replay through this ingest is ahead of it); it may still take effect, so read the state back before retrying`));
+    };
+    timer = setTimeout(check, timeoutMs);
+  });
+  const progress = () => {
+    lastProgress = Date.now();
+  };
+  return Promise.race([work(progress), stalled]).finally(() => clearTimeout(timer));
+}
+
+/** The admin answer to a replay stopped part-way: how many went out is in the body too. */
+export function interruptedReplayError(error: ReplayInterrupted): AdminError {
+  // Only a certain fence by another replay is a conflict; a slice the broker may have aborted
+  // for running too long is Kafka being slow.
+  return error.byAnotherReplay
+    ? new AdminError(409, 'replay_conflict', error.message, [], { replayed: error.replayed })
+    : new AdminError(503, 'kafka_unavailable', error.message, [], { replayed: error.replayed });
 }
 
 export class AdminDeadLetters {
@@ -149,8 +186,12 @@ export class AdminDeadLetters {
     if (!current.enabled) {
       throw new AdminError(409, 'destination_disabled', `destination "${destination}" is disabled; enable it first, or its replayed deliveries would be dead letters again`);
     }
-    const work = this.replays.run(() => this.read(() => this.options.store.replay({ destinationId: destination, since, reason }, { dryRun: dryRun ?? false })));
-    return { destination, ...(await withDeadline(work, this.options.timeoutMs, 'the replay')) };
+    const outcome = await whileProgressing(
+      (onProgress) => this.replays.run(() => this.read(() => this.options.store.replay({ destinationId: destination, since, reason }, { dryRun: dryRun ?? false, onProgress }))),
+      this.options.timeoutMs,
+      'the replay',
+    );
+    return { destination, ...outcome };
   }
 
   /** Resolves once no replay is in flight (used at shutdown). */
@@ -165,7 +206,7 @@ export class AdminDeadLetters {
       if (error instanceof DeadLetterReadTimeout) {
         throw new AdminError(503, 'kafka_unavailable', `${error.message}; retry, or narrow the request with since or destination`);
       }
-      if (error instanceof ReplayInterrupted) throw new AdminError(409, 'replay_conflict', error.message);
+      if (error instanceof ReplayInterrupted) throw interruptedReplayError(error);
       throw error;
     }
   }
