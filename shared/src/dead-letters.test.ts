@@ -1,11 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { DeadLetter, DeadLetterReplay, Delivery } from '@tributary/schemas';
 import {
+  DeadLetterPage,
   fencedByAnotherReplay,
+  formatDeadLetterCursor,
   isMarkerOf,
+  isOlderThan,
   matchesFilter,
   NewestDeadLetters,
   newestFirst,
+  parseDeadLetterCursor,
   parseTime,
   planReplay,
   REPLAY_SLICE_LIMITS,
@@ -15,6 +19,7 @@ import {
   replayMarkerOf,
   Slicer,
   TimeError,
+  type DeadLetterPosition,
   type StoredDeadLetter,
 } from './dead-letters.js';
 
@@ -229,6 +234,12 @@ describe('newest first', () => {
     expect(items.sort(newestFirst).map((item) => `${item.partition}/${item.offset}`)).toEqual(['0/1', '1/2', '0/10', '0/9']);
   });
 
+  it('compares offsets of any size as numbers', () => {
+    const offsets = ['9223372036854775807', '0', '999', '1000', '9223372036854775806', '99', '100'];
+    expect(offsets.map((offset) => stored(0, offset, 5)).sort(newestFirst).map((item) => item.offset)).toEqual(['9223372036854775807', '9223372036854775806', '1000', '999', '100', '99', '0']);
+    expect(newestFirst(stored(0, '42', 5), stored(0, '42', 5))).toBe(0);
+  });
+
   it('keeps only the newest `limit` while counting every match', () => {
     const newest = new NewestDeadLetters(3);
     for (const deadAt of [4, 9, 1, 7, 3, 8]) newest.add(stored(0, String(deadAt), deadAt));
@@ -240,6 +251,130 @@ describe('newest first', () => {
     const newest = new NewestDeadLetters(0);
     newest.add(stored(0, '1', 1));
     expect([newest.newest(), newest.matched]).toEqual([[], 1]);
+  });
+});
+
+describe('a dead-letter cursor', () => {
+  it('names a position as <deadAt>-<partition>-<offset>, and reads back what it wrote', () => {
+    const positions: DeadLetterPosition[] = [
+      { deadAt: 1_714_564_800_000, partition: 1, offset: '42' },
+      { deadAt: 0, partition: 0, offset: '0' },
+      { deadAt: -5, partition: 3, offset: '7' },
+      { deadAt: Number.MAX_SAFE_INTEGER, partition: 2 ** 31 - 1, offset: '9223372036854775807' },
+    ];
+    expect(formatDeadLetterCursor(positions[0]!)).toBe('1714564800000-1-42');
+    for (const position of positions) expect(parseDeadLetterCursor(formatDeadLetterCursor(position))).toEqual(position);
+  });
+
+  it('refuses anything it would not write: other shapes, signs, leading zeros, values out of range', () => {
+    const refused = [
+      '',
+      'next',
+      '1-2',
+      '1-2-3-4',
+      '1--2-3',
+      ' 1-2-3',
+      '1-2-3 ',
+      '01-2-3',
+      '1-02-3',
+      '1-2-03',
+      '-0-1-2',
+      '+1-2-3',
+      '1-+2-3',
+      '1.5-2-3',
+      '1e3-2-3',
+      '0x1-2-3',
+      '１-2-3',
+      '9007199254740992-0-0',
+      '1-2147483648-0',
+      '1-0-9223372036854775808',
+      '1-0-99999999999999999999',
+      'MTcxNDU2NDgwMDAwMC0xLTQy',
+    ];
+    for (const text of refused) expect(parseDeadLetterCursor(text), text).toBeUndefined();
+  });
+});
+
+/**
+ * Every page of a listing of `items` (handed to each page in the order given, as a scan
+ * would), following each page's cursor through its text as a client does.
+ */
+function pageThrough(items: readonly StoredDeadLetter[], limit: number): StoredDeadLetter[][] {
+  const pages: StoredDeadLetter[][] = [];
+  let before: DeadLetterPosition | undefined;
+  for (;;) {
+    const gathered = new DeadLetterPage(limit, before);
+    for (const item of items) gathered.add(item);
+    const { deadLetters, matched, next } = gathered.page();
+    expect(matched).toBe(items.length);
+    pages.push(deadLetters);
+    if (next === undefined) return pages;
+    expect(next).toEqual({ deadAt: deadLetters.at(-1)!.letter.deadAt, partition: deadLetters.at(-1)!.partition, offset: deadLetters.at(-1)!.offset });
+    before = parseDeadLetterCursor(formatDeadLetterCursor(next));
+    if (pages.length > items.length) throw new Error('the pages do not end');
+  }
+}
+
+const place = (item: StoredDeadLetter) => `${item.partition}/${item.offset}`;
+
+/** A scan's order: partition by partition, each in offset order. */
+function scanOrder(items: StoredDeadLetter[]): StoredDeadLetter[] {
+  return [...items].sort((a, b) => a.partition - b.partition || Number(BigInt(a.offset) - BigInt(b.offset)));
+}
+
+describe('paging through dead letters', () => {
+  it('lists only those strictly older than the cursor', () => {
+    const at = stored(1, '5', 100);
+    expect(isOlderThan(at, { deadAt: 100, partition: 1, offset: '5' })).toBe(false);
+    expect(isOlderThan(at, { deadAt: 100, partition: 1, offset: '6' })).toBe(true);
+    expect(isOlderThan(at, { deadAt: 100, partition: 2, offset: '0' })).toBe(true);
+    expect(isOlderThan(at, { deadAt: 100, partition: 0, offset: '9' })).toBe(false);
+    expect(isOlderThan(at, { deadAt: 101, partition: 0, offset: '0' })).toBe(true);
+    expect(isOlderThan(at, { deadAt: 99, partition: 9, offset: '99' })).toBe(false);
+  });
+
+  it('walks 2,500 dead letters of one millisecond in pages of 1,000, each once, newest first', () => {
+    // Three partitions, offsets past 9 and 99 (so numeric, not text, order matters).
+    const items = Array.from({ length: 2_500 }, (_, index) => stored(index % 3, String(Math.floor(index / 3)), 10_000));
+    const pages = pageThrough(scanOrder(items), 1_000);
+    expect(pages.map((page) => page.length)).toEqual([1_000, 1_000, 500]);
+    const seen = pages.flat().map(place);
+    expect(new Set(seen).size).toBe(2_500);
+    expect(seen).toEqual([...items].sort(newestFirst).map(place));
+  });
+
+  it('stops exactly at the end: no cursor when the last page is full, or when one page holds all', () => {
+    const items = Array.from({ length: 20 }, (_, index) => stored(0, String(index), 10_000));
+    expect(pageThrough(items, 10).map((page) => page.length)).toEqual([10, 10]);
+    expect(pageThrough(items, 20).map((page) => page.length)).toEqual([20]);
+    expect(pageThrough(items, 19).map((page) => page.length)).toEqual([19, 1]);
+    expect(pageThrough([], 10)).toEqual([[]]);
+  });
+
+  it('sees every dead letter once across pages of any size, with many ties, in whatever order they come', () => {
+    let seed = 11;
+    const random = () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647;
+    const offsets = [0, 0, 0];
+    // Few distinct deadAt values, so most of them are shared; a partition's offsets do not follow deadAt.
+    const items = Array.from({ length: 300 }, () => {
+      const partition = Math.floor(random() * 3);
+      return stored(partition, String(offsets[partition]!++), 1_000 + Math.floor(random() * 6));
+    });
+    const expected = [...items].sort(newestFirst).map(place);
+    for (const limit of [1, 3, 7, 100, 299, 300, 301]) {
+      const pages = pageThrough(scanOrder(items), limit);
+      expect(pages.flat().map(place), `limit ${limit}`).toEqual(expected);
+      expect(pages.length, `limit ${limit}`).toBe(Math.max(1, Math.ceil(items.length / limit)));
+    }
+    const shuffled = [...items].sort(() => random() - 0.5);
+    expect(pageThrough(shuffled, 7).flat().map(place)).toEqual(expected);
+  });
+
+  it('counts every match on every page, the cursor notwithstanding', () => {
+    const gathered = new DeadLetterPage(2, { deadAt: 5, partition: 0, offset: '0' });
+    for (const deadAt of [9, 7, 5, 4, 3, 1]) gathered.add(stored(0, '0', deadAt));
+    const page = gathered.page();
+    expect([page.matched, page.deadLetters.map((item) => item.letter.deadAt), page.next?.deadAt]).toEqual([6, [4, 3], 3]);
   });
 });
 

@@ -77,11 +77,24 @@ export interface ListedDeadLetter extends StoredDeadLetter {
   replayedAt: number | undefined;
 }
 
+/**
+ * Where a dead letter stands in newest-first order (`deadAt`, then partition, then offset):
+ * what a listing's cursor names. The place on the topic alone would not do, as the order is
+ * by `deadAt` first, and many dead letters may share one millisecond.
+ */
+export interface DeadLetterPosition {
+  deadAt: number;
+  partition: number;
+  offset: string;
+}
+
 export interface DeadLetterList {
   /** Newest first (by `deadAt`, then partition and offset), at most `limit`. */
   deadLetters: ListedDeadLetter[];
-  /** Dead letters matching the filter, including those beyond the limit. */
+  /** Dead letters matching the filter, including those beyond the limit and before the cursor. */
   matched: number;
+  /** Where the next (older) page starts: the last dead letter listed; undefined when none is older. */
+  next: DeadLetterPosition | undefined;
 }
 
 export interface ReplayOutcome {
@@ -211,12 +224,30 @@ export function fencedByAnotherReplay(openMs: number, transactionTimeoutMs: numb
   return openMs < transactionTimeoutMs;
 }
 
-/** Newest first: later `deadAt`, then higher partition, then higher offset. */
-export function newestFirst(a: StoredDeadLetter, b: StoredDeadLetter): number {
-  if (a.letter.deadAt !== b.letter.deadAt) return b.letter.deadAt - a.letter.deadAt;
+export function positionOf({ partition, offset, letter }: StoredDeadLetter): DeadLetterPosition {
+  return { deadAt: letter.deadAt, partition, offset };
+}
+
+/** Positions newest first: later `deadAt`, then higher partition, then higher offset. */
+export function newerFirst(a: DeadLetterPosition, b: DeadLetterPosition): number {
+  if (a.deadAt !== b.deadAt) return b.deadAt - a.deadAt;
   if (a.partition !== b.partition) return b.partition - a.partition;
-  const [x, y] = [BigInt(a.offset), BigInt(b.offset)];
-  return x === y ? 0 : x < y ? 1 : -1;
+  return compareOffsets(b.offset, a.offset);
+}
+
+/**
+ * Offsets as numbers, from their canonical decimal text (as Kafka gives them and a cursor holds
+ * them: no sign, no leading zeros), where the longer is the larger. Without parsing them into
+ * bigints: a listing compares a dead letter with up to `limit` kept ones.
+ */
+function compareOffsets(a: string, b: string): number {
+  if (a.length !== b.length) return a.length - b.length;
+  return a === b ? 0 : a < b ? -1 : 1;
+}
+
+/** Dead letters newest first, by their positions (newerFirst). */
+export function newestFirst(a: StoredDeadLetter, b: StoredDeadLetter): number {
+  return newerFirst(positionOf(a), positionOf(b));
 }
 
 /** Keeps the `limit` newest dead letters of what it is given, without holding the rest. */
@@ -224,6 +255,74 @@ export class NewestDeadLetters extends KeepNewest<StoredDeadLetter> {
   constructor(limit: number) {
     super(limit, newestFirst);
   }
+}
+
+/** Whether `stored` comes strictly after `position` in newest-first order (is older). */
+export function isOlderThan(stored: StoredDeadLetter, position: DeadLetterPosition): boolean {
+  return newerFirst(positionOf(stored), position) > 0;
+}
+
+/** One page of a listing, gathered from the matching dead letters in whatever order the scan reads them. */
+export interface GatheredPage {
+  /** Newest first, at most `limit`, all older than the cursor. */
+  deadLetters: StoredDeadLetter[];
+  /** Every dead letter given, the cursor notwithstanding. */
+  matched: number;
+  /** The last of `deadLetters`, when more lie beyond it; undefined when none do. */
+  next: DeadLetterPosition | undefined;
+}
+
+/**
+ * Gathers one page: of the dead letters it is given, the `limit` newest of those strictly older
+ * than `before` (all of them without it), counting every one. More lie beyond the page exactly
+ * when more than `limit` are older than `before`: the next page starts after the last listed,
+ * and as positions are unique (one place on the topic each), no dead letter is listed on two
+ * pages or skipped, however many share a `deadAt`.
+ */
+export class DeadLetterPage {
+  private readonly newest: NewestDeadLetters;
+  private given = 0;
+
+  constructor(
+    private readonly limit: number,
+    private readonly before?: DeadLetterPosition,
+  ) {
+    this.newest = new NewestDeadLetters(limit);
+  }
+
+  add(stored: StoredDeadLetter): void {
+    this.given++;
+    if (this.before === undefined || isOlderThan(stored, this.before)) this.newest.add(stored);
+  }
+
+  page(): GatheredPage {
+    const deadLetters = this.newest.newest();
+    const last = deadLetters.at(-1);
+    // NewestDeadLetters counts all it was given: here, every match older than the cursor.
+    const more = this.newest.matched > this.limit;
+    return { deadLetters, matched: this.given, next: more && last ? positionOf(last) : undefined };
+  }
+}
+
+// A cursor is `<deadAt>-<partition>-<offset>`, each in canonical decimal (no sign but deadAt's
+// minus, no leading zeros), so that each position has exactly one cursor and a cursor that
+// was not formatted here is refused rather than read some way.
+const CURSOR = /^(0|-?[1-9]\d{0,15})-(0|[1-9]\d{0,9})-(0|[1-9]\d{0,18})$/;
+const MAX_PARTITION = 2 ** 31 - 1;
+const MAX_OFFSET = 2n ** 63n - 1n;
+
+export function formatDeadLetterCursor({ deadAt, partition, offset }: DeadLetterPosition): string {
+  return `${deadAt}-${partition}-${offset}`;
+}
+
+/** The position a cursor names; undefined for anything `formatDeadLetterCursor` does not write. */
+export function parseDeadLetterCursor(text: string): DeadLetterPosition | undefined {
+  const match = CURSOR.exec(text);
+  if (!match) return undefined;
+  // All three groups are required: a match sets each.
+  const position: DeadLetterPosition = { deadAt: Number(match[1]!), partition: Number(match[2]!), offset: match[3]! };
+  if (!Number.isSafeInteger(position.deadAt) || position.partition > MAX_PARTITION || BigInt(position.offset) > MAX_OFFSET) return undefined;
+  return position;
 }
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/i;
@@ -334,14 +433,18 @@ interface Tally {
 export class DeadLetterStore {
   constructor(private readonly options: DeadLetterStoreOptions) {}
 
-  async list(filter: DeadLetterFilter, limit: number): Promise<DeadLetterList> {
-    const newest = new NewestDeadLetters(limit);
-    await this.scan(filter, this.readTimeoutMs, (stored) => newest.add(stored));
+  /**
+   * The `limit` newest dead letters matching the filter and older than `before` (a page's
+   * cursor), with the count of all matches and where the next page starts. Every page reads
+   * the whole range from `since`: the order is by `deadAt`, which the place on the topic
+   * does not follow, so no part of the range can be left out.
+   */
+  async list(filter: DeadLetterFilter, limit: number, before?: DeadLetterPosition): Promise<DeadLetterList> {
+    const gathered = new DeadLetterPage(limit, before);
+    await this.scan(filter, this.readTimeoutMs, (stored) => gathered.add(stored));
+    const { deadLetters, matched, next } = gathered.page();
     const markers = await this.readMarkers();
-    return {
-      deadLetters: newest.newest().map((stored) => ({ ...stored, replayedAt: replayMarkerOf(stored, markers)?.replayedAt })),
-      matched: newest.matched,
-    };
+    return { deadLetters: deadLetters.map((stored) => ({ ...stored, replayedAt: replayMarkerOf(stored, markers)?.replayedAt })), matched, next };
   }
 
   async replay(filter: DeadLetterFilter & { destinationId: string }, options: ReplayOptions = {}): Promise<ReplayOutcome> {

@@ -266,8 +266,11 @@ export interface DeadLetter {
 
 export interface DeadLetterList {
   order: 'newest first';
+  /** All that match the filter, on this page or not. */
   matched: number;
   deadLetters: DeadLetter[];
+  /** The cursor of the next (older) page, for `before`; null on the last page. */
+  next: string | null;
 }
 
 export interface DeadLetterQuery {
@@ -276,6 +279,8 @@ export interface DeadLetterQuery {
   since?: string;
   reason?: DeadLetterReason;
   limit?: number;
+  /** A page's `next`: only the dead letters older than the last one it listed (same filters). */
+  before?: string;
 }
 
 export interface ReplayRequest {

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../program.js';
-import { formatDeadLetters, formatReplay, limitOption, timeOption, type ListedDeadLetter } from './dlq.js';
+import { formatDeadLetters, formatReplay, limitOption, listQuery, nextPageCommand, shellWord, timeOption, type ListedDeadLetter } from './dlq.js';
 
 async function run(argv: string[], env: Record<string, string> = { ADMIN_TOKEN: 't' }) {
   let out = '';
@@ -44,10 +44,11 @@ describe('TIME and --limit', () => {
 });
 
 describe('formatDeadLetters', () => {
-  it('prints a table with each error below its row, and says what the limit left out', () => {
+  it('prints a table with each error below its row, and how many match in all', () => {
     const lines = formatDeadLetters({
       order: 'newest first',
       matched: 5,
+      next: '1714564800000-0-7',
       deadLetters: [letter(), letter({ id: '0/7', destinationId: 'crm-hooks', messageId: 'm-22', reason: 'tls', status: null, replayedAt: '2024-05-01T13:00:00.000Z', error: 'certificate refused' })],
     });
     expect(lines).toEqual([
@@ -56,13 +57,38 @@ describe('formatDeadLetters', () => {
       '  HTTP 503 from webhooks[0] https://hooks.example.com',
       '2024-05-01T12:00:00.000Z  crm-hooks    m-22     track  tls      -       6         2024-05-01T13:00:00.000Z  0/7',
       '  certificate refused',
-      '2 of 5 matching dead letters, newest first; --limit shows more',
+      '2 of 5 matching dead letters, newest first',
     ]);
   });
 
-  it('says when nothing matches, and counts when everything is shown', () => {
-    expect(formatDeadLetters({ order: 'newest first', matched: 0, deadLetters: [] })).toEqual(['no dead letters match']);
-    expect(formatDeadLetters({ order: 'newest first', matched: 1, deadLetters: [letter()] }).at(-1)).toBe('1 matching dead letter, newest first');
+  it('says when nothing matches, counts when everything is shown, and marks the last of several pages', () => {
+    expect(formatDeadLetters({ order: 'newest first', matched: 0, deadLetters: [], next: null })).toEqual(['no dead letters match']);
+    expect(formatDeadLetters({ order: 'newest first', matched: 1, deadLetters: [letter()], next: null }).at(-1)).toBe('1 matching dead letter, newest first');
+    expect(formatDeadLetters({ order: 'newest first', matched: 5, deadLetters: [letter()], next: null }).at(-1)).toBe('1 of 5 matching dead letters, newest first; the last page');
+    expect(formatDeadLetters({ order: 'newest first', matched: 5, deadLetters: [letter()], next: '1714564800000-1-42' }).at(-1)).toBe('1 of 5 matching dead letters, newest first');
+    expect(formatDeadLetters({ order: 'newest first', matched: 2, deadLetters: [], next: null })).toEqual(['none older than the cursor (2 matching dead letters in all)']);
+  });
+});
+
+describe('paging dlq list', () => {
+  it('sends the cursor as before, after the filters', () => {
+    expect(listQuery({ limit: 3, destination: 'crm', before: '1714564800000-1-42' }).toString()).toBe('limit=3&destination=crm&before=1714564800000-1-42');
+    expect(listQuery({ limit: 100 }).toString()).toBe('limit=100');
+  });
+
+  it('prints the next page as the same command with --before the cursor, the since absolute', () => {
+    const options = { destination: 'crm', since: '2024-05-01T10:00:00.000Z', reason: 'expired', limit: 50, before: '1714564800000-1-99' };
+    expect(nextPageCommand(options, '1714564800000-1-42')).toBe(
+      'tributary dlq list --destination crm --since 2024-05-01T10:00:00.000Z --reason expired --limit 50 --before 1714564800000-1-42',
+    );
+    expect(nextPageCommand({ limit: 100 }, '5-0-7')).toBe('tributary dlq list --limit 100 --before 5-0-7');
+  });
+
+  it('quotes only what a shell would read otherwise', () => {
+    expect(shellWord('crm-hooks.v2')).toBe('crm-hooks.v2');
+    expect(shellWord('my hooks')).toBe("'my hooks'");
+    expect(shellWord("it's")).toBe("'it'\\''s'");
+    expect(shellWord('')).toBe("''");
   });
 });
 
@@ -74,6 +100,8 @@ describe('formatReplay', () => {
     );
   });
 });
+
+const pagedAnswer = { order: 'newest first', matched: 3, deadLetters: [letter({ id: '0/7' })], next: '1714564800000-0-7' };
 
 describe('tributary dlq against an admin API', () => {
   const requests: Array<{ method: string; url: string; body: string; authorization: string | undefined }> = [];
@@ -94,7 +122,13 @@ describe('tributary dlq against an admin API', () => {
         response.end(JSON.stringify({ destination, matched: 2, replayed: 2, skipped: 0, dryRun }));
         return;
       }
-      response.end(JSON.stringify({ order: 'newest first', matched: 1, deadLetters: [letter()] }));
+      // `destination=paged` has three dead letters, one a page: the cursor leads from the first page to the next.
+      if (request.url?.includes('destination=paged')) {
+        const onSecondPage = request.url.includes('before=');
+        response.end(JSON.stringify({ ...pagedAnswer, deadLetters: [letter({ id: onSecondPage ? '0/6' : '0/7' })], next: onSecondPage ? '1714564800000-0-6' : pagedAnswer.next }));
+        return;
+      }
+      response.end(JSON.stringify({ order: 'newest first', matched: 1, deadLetters: [letter()], next: null }));
     });
   });
 
@@ -114,8 +148,28 @@ describe('tributary dlq against an admin API', () => {
     expect(table.out.split('\n')[1]).toContain('crm          m-1');
 
     const json = await run(['--url', url, 'dlq', 'list', '--json']);
-    expect(JSON.parse(json.out)).toEqual({ order: 'newest first', matched: 1, deadLetters: [letter()] });
+    expect(JSON.parse(json.out)).toEqual({ order: 'newest first', matched: 1, deadLetters: [letter()], next: null });
     expect(requests.at(-1)!.url).toBe('/admin/v1/dlq?limit=100');
+    expect(table.out).not.toContain('next page');
+  });
+
+  it('prints how to get the next page, and gets it with --before', async () => {
+    const first = await run(['--url', url, 'dlq', 'list', '--destination', 'paged', '--since', '2024-05-01T12:00:00+02:00', '--limit', '1']);
+    expect(first.code).toBe(0);
+    const lines = first.out.trimEnd().split('\n');
+    expect(lines.slice(-2)).toEqual([
+      '1 of 3 matching dead letters, newest first',
+      'next page: tributary dlq list --destination paged --since 2024-05-01T10:00:00.000Z --limit 1 --before 1714564800000-0-7',
+    ]);
+
+    const second = await run(['--url', url, 'dlq', 'list', '--destination', 'paged', '--since', '2024-05-01T10:00:00.000Z', '--limit', '1', '--before', '1714564800000-0-7']);
+    expect(requests.at(-1)!.url).toBe('/admin/v1/dlq?limit=1&destination=paged&since=2024-05-01T10%3A00%3A00.000Z&before=1714564800000-0-7');
+    expect(second.out).toContain('0/6');
+    expect(second.out.trimEnd().split('\n').at(-1)).toBe('next page: tributary dlq list --destination paged --since 2024-05-01T10:00:00.000Z --limit 1 --before 1714564800000-0-6');
+
+    // --json: the answer as it is, cursor and all, and nothing else.
+    const json = await run(['--url', url, 'dlq', 'list', '--destination', 'paged', '--json']);
+    expect(JSON.parse(json.out)).toEqual(pagedAnswer);
   });
 
   it('replays one destination, sending the since as an absolute time', async () => {

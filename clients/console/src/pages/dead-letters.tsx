@@ -1,7 +1,7 @@
 /**
- * Dead letters (`GET /dlq`, newest first) with their filters in the URL, and replay
- * (`POST /dlq/replay`) of one destination's matching dead letters: a dry run says how many
- * would go, and only its confirmation sends them.
+ * Dead letters (`GET /dlq`, newest first, paged by the API's cursor) with their filters in the
+ * URL, and replay (`POST /dlq/replay`) of one destination's matching dead letters: a dry run
+ * says how many would go, and only its confirmation sends them.
  */
 import { useEffect, useReducer, useState } from 'preact/hooks';
 import { DEAD_LETTER_REASONS, type DeadLetter, type DeadLetterQuery, type DeadLetterReason } from '../api';
@@ -9,6 +9,7 @@ import { useApi } from '../api-context';
 import { Badge, Empty, ErrorNote, Loading, Section } from '../components';
 import { formatCount, formatTime, NONE, shortId } from '../format';
 import { useResource } from '../hooks';
+import { currentCursor, FIRST_PAGE, newerPage, olderPage, pageNumber, type CursorTrail } from '../log-query';
 import { Link, navigate } from '../navigation';
 import { describeReplay, IDLE, pendingRequest, replayStep } from '../replay';
 import { hrefs, type Params } from '../route';
@@ -25,11 +26,13 @@ function isReason(value: string): value is DeadLetterReason {
   return (DEAD_LETTER_REASONS as readonly string[]).includes(value);
 }
 
-function toQuery(filter: DeadLetterFilter): DeadLetterQuery {
+function toQuery(filter: DeadLetterFilter, before: string | undefined): DeadLetterQuery {
   const query: DeadLetterQuery = { limit: LIST_LIMIT };
   if (filter.destination) query.destination = filter.destination;
   if (filter.since) query.since = filter.since;
   if (isReason(filter.reason)) query.reason = filter.reason;
+  // The cursor holds no filter: each page is asked for with the same ones.
+  if (before) query.before = before;
   return query;
 }
 
@@ -40,9 +43,13 @@ export function DeadLetters({ params }: { params: Params }) {
   // The app mounts this page afresh for each URL, so the form starts from the URL's filters.
   const [draft, setDraft] = useState(applied);
   const [listCount, setListCount] = useState(0);
+  // A new filter is a new URL, which mounts the page afresh: the trail starts at the first page.
+  const [trail, setTrail] = useState<CursorTrail>(FIRST_PAGE);
+  const before = currentCursor(trail);
 
   const destinations = useResource(() => api.destinations(), [api]);
-  const list = useResource(() => api.deadLetters(toQuery(applied)), [api, appliedKey, listCount]);
+  const list = useResource(() => api.deadLetters(toQuery(applied, before)), [api, appliedKey, listCount, before]);
+  const page = pageNumber(trail);
 
   const apply = (event: Event) => {
     event.preventDefault();
@@ -78,7 +85,20 @@ export function DeadLetters({ params }: { params: Params }) {
         </form>
       </Section>
       <ReplayPanel filter={applied} destinationIds={(destinations.data?.destinations ?? []).map((d) => d.id)} onReplayed={() => setListCount((count) => count + 1)} />
-      <Section title={list.data ? `${formatCount(list.data.matched)} matching, newest first` : 'Matching dead letters'}>
+      <Section
+        title={`${list.data ? `${formatCount(list.data.matched)} matching, newest first` : 'Matching dead letters'}${page > 1 ? ` — page ${page}` : ''}`}
+        actions={
+          <>
+            <button type="button" disabled={page === 1 || list.loading} onClick={() => setTrail(newerPage(trail))}>
+              ← Newer
+            </button>
+            {/* Not while a page loads: the cursor shown would be the last page's, which would list it twice. */}
+            <button type="button" disabled={!list.data?.next || list.loading} onClick={() => setTrail(olderPage(trail, list.data?.next ?? null))}>
+              Older →
+            </button>
+          </>
+        }
+      >
         {list.error ? <ErrorNote error={list.error} context="Could not list dead letters" /> : null}
         {list.data ? (
           list.data.deadLetters.length === 0 ? (
@@ -86,7 +106,10 @@ export function DeadLetters({ params }: { params: Params }) {
           ) : (
             <>
               {list.data.matched > list.data.deadLetters.length ? (
-                <p class="muted">Showing the newest {list.data.deadLetters.length}; narrow the filter to see older ones.</p>
+                <p class="muted">
+                  Showing {list.data.deadLetters.length} of {formatCount(list.data.matched)}
+                  {list.data.next ? '; Older → shows the next ones.' : '; the oldest are on this page.'}
+                </p>
               ) : null}
               <DeadLetterTable letters={list.data.deadLetters} />
             </>

@@ -2,8 +2,9 @@
  * The dead-letter routes of the real ingest process (dist/main.js) against the real broker
  * and registry: dead letters written to the namespace's dead-letter topic as the
  * dispatcher writes them are listed newest first with their filters, bodies only on
- * request, and replayed once to the retry lane with a fresh window — also a replay of
- * thousands, which goes out in several transactions (slices).
+ * request, paged through with the `next` cursor (each dead letter on exactly one page, also
+ * among many of the same millisecond), and replayed once to the retry lane with a fresh window
+ * — also a replay of thousands, which goes out in several transactions (slices).
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -159,6 +160,77 @@ describe('the dead-letter admin routes', () => {
 
     const listed = (await call('GET', '/dlq?destination=crm')).json.deadLetters as Array<Record<string, unknown>>;
     expect(listed.every((entry) => typeof entry.replayedAt === 'string')).toBe(true);
+  });
+});
+
+describe('paging through dead letters', () => {
+  // 20 dead letters in five milliseconds, four of each, spread over both partitions (two of a
+  // millisecond on each, so that both partition and offset break ties); every fifth is tls.
+  const total = 20;
+  const pagedAt = now - 20_000;
+  const paged = Array.from({ length: total }, (_, index) => ({
+    partition: index % 2,
+    letter: deadLetter('pages', `pg-${index}`, index % 5 === 0 ? 'tls' : 'expired', pagedAt - Math.floor(index / 4) * 1_000),
+  }));
+
+  type Listed = { id: string; messageId: string; deadAt: string };
+
+  /** Follows `next` from the first page to the last, checking what every page says. */
+  async function pageThrough(query: string, limit: number, matched: number): Promise<Listed[][]> {
+    const pages: Listed[][] = [];
+    let before: string | null = null;
+    do {
+      const { status, json } = await call('GET', `/dlq?${query}&limit=${limit}${before === null ? '' : `&before=${encodeURIComponent(before)}`}`);
+      expect(status).toBe(200);
+      expect([json.order, json.matched]).toEqual(['newest first', matched]);
+      const page = json.deadLetters as Listed[];
+      pages.push(page);
+      before = json.next as string | null;
+      // A cursor names the last dead letter of its page.
+      if (before !== null) expect(before).toBe(`${Date.parse(page.at(-1)!.deadAt)}-${page.at(-1)!.id.replace('/', '-')}`);
+      expect(pages.length).toBeLessThanOrEqual(matched);
+    } while (before !== null);
+    return pages;
+  }
+
+  /** Newest first as the API orders: deadAt, then partition, then offset. */
+  const newestFirst = (a: Listed, b: Listed) => {
+    const [[ap, ao], [bp, bo]] = [a.id.split('/').map(Number), b.id.split('/').map(Number)] as [[number, number], [number, number]];
+    return Date.parse(b.deadAt) - Date.parse(a.deadAt) || bp - ap || bo - ao;
+  };
+
+  beforeAll(async () => {
+    await producer.send({
+      topic: topics.deadLetters,
+      messages: paged.map(({ partition, letter }) => ({ partition, key: letter.delivery.deliveryId, value: codec.encode(topics.deadLetters, letter) })),
+    });
+  });
+
+  it('lists every dead letter once across pages of 3, newest first, ties and all', async () => {
+    const pages = await pageThrough('destination=pages', 3, total);
+    expect(pages.map((page) => page.length)).toEqual([3, 3, 3, 3, 3, 3, 2]);
+    const seen = pages.flat();
+    expect(seen.map((entry) => entry.messageId).sort()).toEqual(paged.map(({ letter }) => letter.delivery.messageId).sort());
+    expect(new Set(seen.map((entry) => entry.id)).size).toBe(total);
+    expect(seen).toEqual([...seen].sort(newestFirst));
+    // The same dead letters as one page of all of them, in the same order.
+    const whole = await call('GET', `/dlq?destination=pages&limit=${total}`);
+    expect(whole.json.next).toBeNull();
+    expect((whole.json.deadLetters as Listed[]).map((entry) => entry.id)).toEqual(seen.map((entry) => entry.id));
+  });
+
+  it('pages within a filter, passed again with every page', async () => {
+    const expired = paged.filter(({ letter }) => letter.reason === 'expired').map(({ letter }) => letter.delivery.messageId);
+    const pages = await pageThrough('destination=pages&reason=expired', 5, expired.length);
+    expect(pages.map((page) => page.length)).toEqual([5, 5, 5, 1]);
+    expect(pages.flat().map((entry) => entry.messageId).sort()).toEqual(expired.sort());
+  });
+
+  it('answers 400 naming before for a malformed cursor', async () => {
+    const bad = await call('GET', '/dlq?destination=pages&before=not-a-cursor');
+    expect(bad.status).toBe(400);
+    expect(bad.json.code).toBe('invalid_request');
+    expect(bad.json.issues).toEqual([{ path: 'before', message: expect.stringContaining('is not a dead-letter cursor') }]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ReplayInterrupted, type AdminError, type DeadLetterStore, type ReplayOptions, type ReplayOutcome } from '@tributary/shared';
+import { AdminError, ReplayInterrupted, type DeadLetterList, type DeadLetterPosition, type DeadLetterStore, type ReplayOptions, type ReplayOutcome } from '@tributary/shared';
 import { AdminDeadLetters, interruptedReplayError, whileProgressing } from './dlq.js';
 
 const TIMEOUT_MS = 1_000;
@@ -117,5 +117,49 @@ describe('AdminDeadLetters.replay', () => {
     await vi.advanceTimersByTimeAsync(3 * TIMEOUT_MS);
     const error = answer.result()?.error as AdminError;
     expect(error.body()).toMatchObject({ code: 'replay_conflict', replayed: 4_000 });
+  });
+});
+
+describe('AdminDeadLetters.list', () => {
+  const config = { destination: () => undefined } as unknown as ConstructorParameters<typeof AdminDeadLetters>[0]['config'];
+
+  /** A store that answers `listed` and records what each list call asked for. */
+  function listingStore(listed: DeadLetterList) {
+    const calls: Array<{ filter: unknown; limit: number; before: DeadLetterPosition | undefined }> = [];
+    const list = (filter: unknown, limit: number, before?: DeadLetterPosition) => {
+      calls.push({ filter, limit, before });
+      return Promise.resolve(listed);
+    };
+    return { store: { list } as unknown as DeadLetterStore, calls };
+  }
+
+  it('passes the cursor to the store as a position, and answers the next one as a cursor', async () => {
+    const { store, calls } = listingStore({ deadLetters: [], matched: 7, next: { deadAt: 1_714_564_800_000, partition: 2, offset: '1041' } });
+    const deadLetters = new AdminDeadLetters({ store, config, timeoutMs: TIMEOUT_MS });
+    const answer = await deadLetters.list({ destination: 'crm', limit: '3', before: '1714564800000-2-1044' });
+    expect(answer).toEqual({ order: 'newest first', matched: 7, deadLetters: [], next: '1714564800000-2-1041' });
+    expect(calls).toEqual([{ filter: { destinationId: 'crm', since: undefined, reason: undefined }, limit: 3, before: { deadAt: 1_714_564_800_000, partition: 2, offset: '1044' } }]);
+  });
+
+  it('answers next: null on the last page, and lists from the newest without a cursor', async () => {
+    const { store, calls } = listingStore({ deadLetters: [], matched: 0, next: undefined });
+    const answer = await new AdminDeadLetters({ store, config, timeoutMs: TIMEOUT_MS }).list({});
+    expect(answer.next).toBeNull();
+    expect(calls[0]).toMatchObject({ limit: 100, before: undefined });
+  });
+
+  it('refuses a malformed cursor with 400 naming before, without reading anything', async () => {
+    const { store, calls } = listingStore({ deadLetters: [], matched: 0, next: undefined });
+    const deadLetters = new AdminDeadLetters({ store, config, timeoutMs: TIMEOUT_MS });
+    for (const before of ['', 'abc', '1714564800000-2', '1714564800000-02-1044', 'MTcxNDU2NDgwMDAwMC0yLTEwNDQ', '1-2147483648-0']) {
+      const error = await deadLetters.list({ before }).catch((thrown: unknown) => thrown);
+      expect(error, before).toBeInstanceOf(AdminError);
+      expect((error as AdminError).body(), before).toMatchObject({
+        code: 'invalid_request',
+        issues: [{ path: 'before', message: expect.stringContaining('is not a dead-letter cursor') }],
+      });
+      expect((error as AdminError).status).toBe(400);
+    }
+    expect(calls).toEqual([]);
   });
 });

@@ -1,8 +1,9 @@
 /**
- * Dead letters through the admin API: `GET /dlq` lists them newest first, `POST
- * /dlq/replay` sends a destination's dead letters back to the retry lane with a
- * fresh retry window. The Kafka work is `DeadLetterStore` (shared/dead-letters.ts); here
- * are the request rules, the answer shapes and one replay at a time per process.
+ * Dead letters through the admin API: `GET /dlq` lists them newest first, a page at a time
+ * (`next` → `before`), `POST /dlq/replay` sends a destination's dead letters back to the
+ * retry lane with a fresh retry window. The Kafka work is `DeadLetterStore`
+ * (shared/dead-letters.ts); here are the request rules, the answer shapes and one replay at a
+ * time per process.
  *
  * A replay's time grows with the backlog, past any fixed write timeout once the backlog is
  * large or the host slow, so its answer waits as long as the replay moves on, and says 503
@@ -16,7 +17,9 @@ import { z } from 'zod';
 import {
   DEAD_LETTER_REASONS,
   DeadLetterReadTimeout,
+  formatDeadLetterCursor,
   isDeadLetterReason,
+  parseDeadLetterCursor,
   parseTime,
   ReplayInterrupted,
   TimeError,
@@ -44,15 +47,24 @@ export const time = z.string().transform((text, ctx) => {
 
 const reason = z.string().refine(isDeadLetterReason, { message: `must be one of: ${Object.keys(DEAD_LETTER_REASONS).join(', ')}` });
 
+/** A page's cursor: the `next` of the answer before, naming the last dead letter it listed. */
+const cursor = z.string().transform((text, ctx) => {
+  const position = parseDeadLetterCursor(text);
+  if (position) return position;
+  ctx.addIssue({ code: 'custom', message: 'is not a dead-letter cursor (pass the "next" of an earlier answer as it is)' });
+  return z.NEVER;
+});
+
 const destinationId = z.string({ error: 'is required' }).min(1, 'may not be empty').max(128, 'is at most 128 characters');
 
-const listQuery = z
+export const listQuery = z
   .object({
     destination: destinationId.optional(),
     since: time.optional(),
     reason: reason.optional(),
     limit: z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(MAX_LIST_LIMIT, `must be at most ${MAX_LIST_LIMIT}`).default(DEFAULT_LIST_LIMIT),
     body: z.enum(['true', 'false'], { error: 'must be true or false' }).default('false'),
+    before: cursor.optional(),
   })
   .strict();
 
@@ -119,8 +131,11 @@ export function deadLetterView({ partition, offset, letter, replayedAt }: Listed
 
 export interface DeadLetterListView {
   order: 'newest first';
+  /** Every dead letter matching the filter, on this page or not. */
   matched: number;
   deadLetters: DeadLetterView[];
+  /** The cursor of the next (older) page, to pass as `before` with the same filters; null on the last page. */
+  next: string | null;
 }
 
 export interface ReplayView extends ReplayOutcome {
@@ -174,9 +189,14 @@ export class AdminDeadLetters {
   constructor(private readonly options: AdminDeadLettersOptions) {}
 
   async list(query: unknown): Promise<DeadLetterListView> {
-    const { destination, since, reason, limit, body } = parseBody(listQuery, query, 'dead-letter query');
-    const listed = await this.read(() => this.options.store.list({ destinationId: destination, since, reason }, limit));
-    return { order: 'newest first', matched: listed.matched, deadLetters: listed.deadLetters.map((entry) => deadLetterView(entry, body === 'true')) };
+    const { destination, since, reason, limit, body, before } = parseBody(listQuery, query, 'dead-letter query');
+    const listed = await this.read(() => this.options.store.list({ destinationId: destination, since, reason }, limit, before));
+    return {
+      order: 'newest first',
+      matched: listed.matched,
+      deadLetters: listed.deadLetters.map((entry) => deadLetterView(entry, body === 'true')),
+      next: listed.next === undefined ? null : formatDeadLetterCursor(listed.next),
+    };
   }
 
   async replay(requestBody: unknown): Promise<ReplayView> {

@@ -1,13 +1,13 @@
 import { compileErrors, validate } from '@readme/openapi-parser';
 import Fastify, { type RouteOptions } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { createLogger, MAX_WEBHOOKS, type HttpServer } from '@tributary/shared';
+import { createLogger, MAX_WEBHOOKS, type DeadLetterStore, type HttpServer } from '@tributary/shared';
 import { MAX_AUDIENCE_MEMBERS } from './audience-plan.js';
 import type { ConfigStore } from './config-store.js';
 import { DELIVERY_LOG_ROUTES, deliveryLogRoutes, type DeliveryLogClient } from './delivery-log.js';
 import type { DestinationHealthTable } from './destination-health.js';
 import type { AdminQuarantine } from './quarantine.js';
-import type { AdminDeadLetters } from './dlq.js';
+import { AdminDeadLetters, listQuery } from './dlq.js';
 import type { AdminEvents } from './events.js';
 import { loadAdminOpenApi } from './openapi.js';
 import { ADMIN_ROUTES, registerAdminApi } from './plugin.js';
@@ -78,6 +78,22 @@ describe('the admin OpenAPI document', () => {
       // A route that looks something up by id can also not find it.
       if (path.includes('{')) expect(responses!['404']!.$ref, path).toBe('#/components/responses/NotFound');
     }
+  });
+
+  it('documents every dead-letter query parameter, and every field of the answer, paging included', async () => {
+    const { components, paths } = document as unknown as {
+      components: { parameters: Record<string, { name: string }>; schemas: Record<string, { required: string[]; properties: Record<string, unknown> }> };
+      paths: Record<string, { get: { parameters: Array<{ name?: string; $ref?: string }> } }>;
+    };
+    const named = paths['/dlq']!.get.parameters.map((parameter) => parameter.name ?? components.parameters[parameter.$ref!.split('/').at(-1)!]!.name);
+    expect(named.sort()).toEqual(Object.keys(listQuery.shape).sort());
+    expect(named).toContain('before');
+
+    const store = { list: () => Promise.resolve({ deadLetters: [], matched: 0, next: undefined }) } as unknown as DeadLetterStore;
+    const answer = await new AdminDeadLetters({ store, config: { destination: () => undefined }, timeoutMs: 1_000 }).list({});
+    const schema = components.schemas.DeadLetterList!;
+    expect(Object.keys(schema.properties).sort()).toEqual(Object.keys(answer).sort());
+    expect(schema.required.sort()).toEqual(Object.keys(answer).sort());
   });
 
   it('states the limits the code enforces', () => {
