@@ -4,9 +4,11 @@
  * runs the registered shutdown steps in reverse order of registration — so a service
  * that registers "close HTTP", then "producer", then "consumer" stops fetching first,
  * lets in-flight work finish and commit, and disconnects last. A second signal, or a
- * shutdown slower than SHUTDOWN_TIMEOUT, exits at once with a non-zero status.
+ * shutdown slower than SHUTDOWN_TIMEOUT, exits at once with a non-zero status. A start that
+ * fails on invalid settings or an invalid config file exits with status 2, anything else with 1.
  */
 import type { z } from 'zod';
+import { ConfigFileError } from './config-file.js';
 import { commonEnv, EnvError, loadEnv, type CommonEnv, type EnvShape } from './env.js';
 import { createReadiness, type Readiness } from './http.js';
 import { createLogger, flushLogger, type Logger } from './logger.js';
@@ -56,6 +58,19 @@ export function loadServiceEnv<S extends EnvShape>(shape: S, source: Record<stri
 
 type Step = { label: string; run: () => Promise<void> | void };
 
+/**
+ * The exit status of a service that could not start because of what it was given — invalid
+ * settings in the environment, or a TRIBUTARY_CONFIG file that cannot be read or is refused.
+ * Restarting cannot fix either, so supervisors (npm start's restart policy) stop on this code
+ * instead of restarting the service for ever.
+ */
+export const INVALID_SETTINGS_EXIT_CODE = 2;
+
+/** One rule for every way start-up can fail: the user's input → 2, anything else (Kafka away, a bug) → 1. */
+export function startFailureExitCode(error: unknown): number {
+  return error instanceof EnvError || error instanceof ConfigFileError ? INVALID_SETTINGS_EXIT_CODE : 1;
+}
+
 export async function runService<S extends EnvShape>(definition: ServiceDefinition<S>): Promise<void> {
   let env: ServiceEnv<S>;
   try {
@@ -63,7 +78,7 @@ export async function runService<S extends EnvShape>(definition: ServiceDefiniti
   } catch (error) {
     if (error instanceof EnvError) {
       process.stderr.write(`[${definition.name}] ${error.message}\n`);
-      process.exit(2);
+      process.exit(startFailureExitCode(error));
     }
     throw error;
   }
@@ -138,6 +153,6 @@ export async function runService<S extends EnvShape>(definition: ServiceDefiniti
     logger.info('started');
   } catch (error) {
     logger.fatal({ err: error }, 'failed to start');
-    await shutdown('start failed', 1);
+    await shutdown('start failed', startFailureExitCode(error));
   }
 }
