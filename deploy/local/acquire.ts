@@ -5,6 +5,7 @@ import { dockerAvailable, startDockerStack } from './docker-stack.js';
 import { readPinnedVersions } from './install.js';
 import { resolveCacheDir } from './paths.js';
 import { isAlive } from './processes.js';
+import { externalStackFromEnv, forcedStackKind } from './stack-choice.js';
 import { ensureLocalStack, reapStaleProcesses, type RunningStack } from './stack.js';
 
 export type StackProvider = 'env' | 'docker' | 'local-jvm';
@@ -52,23 +53,6 @@ async function sweepDeadTestStacks(stacksDir: string, log: (line: string) => voi
   }
 }
 
-function fromEnv(env: NodeJS.ProcessEnv): { brokers: string[]; registryUrl: string } | null {
-  const brokers = env['KAFKA_BROKERS']?.trim();
-  const registryUrl = env['SCHEMA_REGISTRY_URL']?.trim();
-  if (!brokers && !registryUrl) return null;
-  if (!brokers || !registryUrl) {
-    // Starting a private stack while one of them points elsewhere would test the wrong thing.
-    throw new Error(
-      `KAFKA_BROKERS and SCHEMA_REGISTRY_URL must be set together (got only ${brokers ? 'KAFKA_BROKERS' : 'SCHEMA_REGISTRY_URL'})`,
-    );
-  }
-  const list = brokers
-    .split(',')
-    .map((b) => b.trim())
-    .filter(Boolean);
-  return { brokers: list, registryUrl: registryUrl.replace(/\/+$/, '') };
-}
-
 /**
  * The test-harness policy: (1) KAFKA_BROKERS + SCHEMA_REGISTRY_URL from the environment;
  * (2) containers when a Docker engine answers; (3) the Maven-fetched JVM stack on loopback
@@ -86,15 +70,12 @@ export async function acquireStack(opts: AcquireOptions = {}): Promise<AcquiredS
     startupMs: Date.now() - started,
   });
 
-  const external = fromEnv(env);
+  const external = externalStackFromEnv(env);
   if (external) {
     return done({ ...external, startedHere: false, stop: async () => undefined }, 'env');
   }
 
-  const forced = env['TRIBUTARY_STACK']?.trim();
-  if (forced && forced !== 'docker' && forced !== 'local') {
-    throw new Error(`TRIBUTARY_STACK must be "docker" or "local", got "${forced}"`);
-  }
+  const forced = forcedStackKind(env);
   if (forced === 'docker' || (forced !== 'local' && (await dockerAvailable(opts.dockerProbeMs ?? 3_000)))) {
     const versions = await readPinnedVersions(env);
     return done(await startDockerStack(versions, log), 'docker');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cdsArchivePath, tempArchivePid } from './cds.js';
+import { cdsArchivePath, exitMayBeArchiveFault, tempArchivePid } from './cds.js';
 import { javaFingerprint } from './java.js';
 
 describe('class-data archive naming', () => {
@@ -17,5 +17,15 @@ describe('class-data archive naming', () => {
     expect(tempArchivePid('kafka-0123456789.jsa.tmp-4242')).toBe(4242);
     expect(tempArchivePid('kafka-0123456789.jsa')).toBeNull();
     expect(tempArchivePid('kafka.jsa.tmp-x')).toBeNull();
+  });
+});
+
+describe('exitMayBeArchiveFault', () => {
+  it('suspects the archive of a JVM that crashed or exited on its own, not of one killed from outside', () => {
+    expect(exitMayBeArchiveFault({ code: 134, signal: null })).toBe(true);
+    expect(exitMayBeArchiveFault({ code: null, signal: 'SIGBUS' })).toBe(true);
+    expect(exitMayBeArchiveFault({ code: 1, signal: null })).toBe(true);
+    expect(exitMayBeArchiveFault({ code: null, signal: 'SIGKILL' })).toBe(false);
+    expect(exitMayBeArchiveFault({ code: null, signal: 'SIGTERM' })).toBe(false);
   });
 });

@@ -27,6 +27,15 @@ export function tempArchivePid(name: string): number | null {
   return Number.isInteger(pid) && pid > 0 ? pid : null;
 }
 
+/**
+ * Whether a JVM's own death may be its archive's fault. A damaged archive makes it crash
+ * (SIGBUS/SIGSEGV, caught by the JVM, which then aborts or exits non-zero); SIGKILL (the OOM
+ * killer, a `kill -9`) or a termination request comes from outside and says nothing about it.
+ */
+export function exitMayBeArchiveFault(info: { code: number | null; signal: NodeJS.Signals | null }): boolean {
+  return info.signal !== 'SIGKILL' && info.signal !== 'SIGTERM' && info.signal !== 'SIGINT';
+}
+
 export interface CdsPlan {
   /** For the long-running JVM: map the archive, or write one at exit. */
   flags: string[];

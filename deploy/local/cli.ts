@@ -5,9 +5,11 @@ import { rm } from 'node:fs/promises';
 import { formatSeconds } from './cli-args.js';
 import { ensureInstalled, readPinnedVersions } from './install.js';
 import { localDataDir, localLogDir, resolveCacheDir } from './paths.js';
+import { startedByNpmScript, watchParent } from './parent-watch.js';
 import { isAlive } from './processes.js';
 import { kafkaAnswers, registryAnswers } from './readiness.js';
 import { ensureLocalStack, LOCAL_ENDPOINTS, readStackPidFile, reapStaleProcesses } from './stack.js';
+import { stopRequestCounter } from './stop-requests.js';
 
 const say = (line: string): void => {
   process.stdout.write(`${line}\n`);
@@ -37,17 +39,37 @@ async function install(): Promise<number> {
 async function up(): Promise<number> {
   let interrupted = false;
   const stopped = new Promise<void>((resolveStop) => {
-    const onSignal = (): void => {
-      if (interrupted) process.exit(130);
+    const nextStopRequest = stopRequestCounter();
+    const stopOnce = (reason: string): void => {
       interrupted = true;
-      say('stopping (again to force)…');
+      say(`${reason}: stopping (again to force)…`);
       resolveStop();
+    };
+    const onSignal = (signal: NodeJS.Signals): void => {
+      const request = nextStopRequest();
+      // Forced: the stack's exit hook SIGTERMs the JVMs.
+      if (request === 'force') process.exit(130);
+      if (request === 'first') stopOnce(signal);
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
+    // A closed terminal: without a handler Node dies at once and the JVMs (own process groups) run on.
+    process.on('SIGHUP', onSignal);
+    // npm passes only SIGINT/SIGTERM on, to the shell running this script, which dies of them
+    // without passing them on: an orphaned `stack up` would keep both JVMs running.
+    if (startedByNpmScript(process.env, 'stack')) {
+      watchParent({
+        parentPid: () => process.ppid,
+        onGone: (parent) => {
+          if (!interrupted) stopOnce(`the npm script's shell (pid ${parent}) is gone`);
+        },
+      });
+    }
   });
+  // Stdout may be a terminal that has gone away (SIGHUP); stopping must not die of that.
+  process.stdout.on('error', () => undefined);
   const t = Date.now();
-  const stack = await ensureLocalStack({ dataDir: localDataDir, logDir: localLogDir, log });
+  const stack = await ensureLocalStack({ dataDir: localDataDir, logDir: localLogDir, log, supervise: true });
   if (!stack.startedHere) {
     say('Kafka and the registry are already running (started by another process); nothing to do.');
     return 0;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { afterExit } from './restart-policy.js';
+import { afterExit, crashBackoff } from './restart-policy.js';
 
 describe('afterExit', () => {
   it('restarts a crashed service after a back-off that doubles with each crash in a row, up to a minute', () => {
@@ -20,5 +20,14 @@ describe('afterExit', () => {
 
   it('stops the run for invalid settings, which no restart fixes', () => {
     expect(afterExit(2, 100, 0)).toMatchObject({ kind: 'stop' });
+  });
+});
+
+describe('crashBackoff', () => {
+  it('is the same ladder the services get, for the JVMs (which have no exit code that means "do not restart")', () => {
+    expect(crashBackoff(500, 0)).toEqual({ delayMs: 1_000, crashesInARow: 1 });
+    expect(crashBackoff(500, 3)).toEqual({ delayMs: 8_000, crashesInARow: 4 });
+    expect(crashBackoff(500, 20)).toEqual({ delayMs: 60_000, crashesInARow: 21 });
+    expect(crashBackoff(60_000, 20)).toEqual({ delayMs: 1_000, crashesInARow: 1 });
   });
 });

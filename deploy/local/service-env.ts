@@ -60,6 +60,11 @@ export function localSettings(env: NodeJS.ProcessEnv, defaultConfigPath: string,
   };
 }
 
+/** The address the services listen on: a laptop pipeline answers on loopback only, unless the user asks otherwise. */
+export function serviceHost(base: NodeJS.ProcessEnv): string {
+  return base['HTTP_HOST'] ?? '127.0.0.1';
+}
+
 /**
  * A service's environment: everything the user exported passes through (RETRY_LADDER,
  * LOG_LEVEL, …), overlaid with the stack endpoints and per-service ports, which must differ
@@ -80,8 +85,7 @@ export function serviceEnv(
     INGEST_PORT: String(settings.ingestPort),
     // Local webhooks go to 127.0.0.1, which production refuses; an explicit user choice wins.
     DELIVERY_ALLOW_PRIVATE_NETWORKS: base['DELIVERY_ALLOW_PRIVATE_NETWORKS'] ?? 'true',
-    // A laptop pipeline answers on loopback only, unless the user asks otherwise.
-    HTTP_HOST: base['HTTP_HOST'] ?? '127.0.0.1',
+    HTTP_HOST: serviceHost(base),
     DELIVERY_LOG_DATA_DIR: settings.deliveryLogDir,
     DELIVERY_LOG_URL: `http://127.0.0.1:${OPS_PORTS.indexer}`,
   };

@@ -3,12 +3,13 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { planCds, type CdsPlan } from './cds.js';
+import { exitMayBeArchiveFault, planCds, type CdsPlan } from './cds.js';
 import { ensureInstalled, type InstalledStack } from './install.js';
 import { runCommand } from './java.js';
 import { kafkaLoggingConfig, newClusterId, renderServerProperties } from './kafka-config.js';
 import { markerFlag, commandLineHasMarker, parsePidFile, renderPidFile, type PidFile } from './pidfile.js';
 import { pollUntil } from './poll.js';
+import { crashBackoff } from './restart-policy.js';
 import {
   isAlive,
   readCommandLine,
@@ -62,6 +63,13 @@ export interface LocalStackOptions {
   readyTimeoutMs?: number;
   /** Other ports than the shared stack's (a private stack for fault injection); such a stack is never reused. */
   ports?: StackPorts;
+  /**
+   * Once both are up, restart Kafka or the registry when it exits on its own (with the
+   * services' back-off, restart-policy.ts), as `npm start` does for the services. Off for the
+   * tests: their fault injection stops the broker on purpose, and a crash there should fail
+   * the run rather than be papered over.
+   */
+  supervise?: boolean;
 }
 
 export const HOST = '127.0.0.1';
@@ -206,6 +214,20 @@ async function answersWithin(timeoutMs: number): Promise<boolean> {
   }
 }
 
+/** One of the stack's two JVMs, as started and (when supervised) restarted. */
+interface JvmEntry {
+  proc: DetachedProcess;
+  cds: CdsPlan;
+  graceMs: number;
+  what: string;
+  spawn(cdsFlags: string[]): DetachedProcess;
+  answers(): Promise<boolean>;
+  startedAt: number;
+  crashesInARow: number;
+  /** Stopped by fault injection: not a crash to restart after. */
+  stoppedOnPurpose: boolean;
+}
+
 /**
  * A Kafka broker (KRaft, one combined node) and Apicurio Registry on loopback, started from the
  * Maven-fetched cache, or the ones already answering on 9092/8081.
@@ -281,7 +303,7 @@ export async function ensureLocalStack(opts: LocalStackOptions): Promise<Running
 
   const marker = markerFlag(opts.dataDir);
   const started = Date.now();
-  const processes: Array<{ proc: DetachedProcess; cds: CdsPlan; graceMs: number }> = [];
+  const processes: JvmEntry[] = [];
   // Last resort when the orchestrator exits without stop() (process.exit in a signal handler,
   // an uncaught exception): the JVMs live in their own process groups and would outlive it.
   // Only synchronous work is possible here, so they get SIGTERM and shut down on their own.
@@ -314,8 +336,6 @@ export async function ensureLocalStack(opts: LocalStackOptions): Promise<Running
     return stopping;
   };
 
-  let kafka: DetachedProcess;
-  let registry: DetachedProcess;
   const spawnKafka = (cdsFlags = kafkaCds.flags): DetachedProcess =>
     spawnDetached({
       name: 'kafka',
@@ -335,10 +355,8 @@ export async function ensureLocalStack(opts: LocalStackOptions): Promise<Running
       logFile: kafkaLogFile,
       env,
     });
-  try {
-    // The registry keeps its schemas in H2, not in Kafka, so it boots while Kafka's storage is
-    // formatted and the broker starts.
-    registry = spawnDetached({
+  const spawnRegistry = (cdsFlags = registryCds.flags): DetachedProcess =>
+    spawnDetached({
       name: 'registry',
       command: installed.java.command,
       args: [
@@ -348,7 +366,8 @@ export async function ensureLocalStack(opts: LocalStackOptions): Promise<Running
         // C1 only: a local registry serves a handful of lookups (clients cache ids), so the
         // peak-throughput compiler is not worth its start-up CPU on two cores (~1 s).
         '-XX:TieredStopAtLevel=1',
-        ...registryCds.flags,
+        ...cdsFlags,
+        // Its H2 database is in registryDir, so a restarted registry serves the same schema ids.
         ...registrySystemProperties({ host: HOST, port: ports.registry, storageDir: registryDir }),
         '-jar',
         installed.apicurio.jar,
@@ -357,16 +376,42 @@ export async function ensureLocalStack(opts: LocalStackOptions): Promise<Running
       logFile: registryLogFile,
       env,
     });
-    processes.push({ proc: registry, cds: registryCds, graceMs: REGISTRY_GRACE_MS });
+  const kafkaWhat = `Kafka ${installed.kafka.version}`;
+  const registryWhat = `Apicurio Registry ${installed.apicurio.version}`;
+  try {
+    // The registry keeps its schemas in H2, not in Kafka, so it boots while Kafka's storage is
+    // formatted and the broker starts.
+    processes.push({
+      proc: spawnRegistry(),
+      cds: registryCds,
+      graceMs: REGISTRY_GRACE_MS,
+      what: registryWhat,
+      spawn: spawnRegistry,
+      answers: () => registryAnswers(endpoints.registryUrl),
+      startedAt: Date.now(),
+      crashesInARow: 0,
+      stoppedOnPurpose: false,
+    });
     await recordPids();
     await formatKafkaStorage(installed, configDir, kafkaLogDir, kafkaLogFile, [logging.jvmFlag(loggingPath), ...kafkaCds.readOnlyFlags], env, log);
-    kafka = spawnKafka();
-    processes.push({ proc: kafka, cds: kafkaCds, graceMs: KAFKA_GRACE_MS });
+    processes.push({
+      proc: spawnKafka(),
+      cds: kafkaCds,
+      graceMs: KAFKA_GRACE_MS,
+      what: kafkaWhat,
+      spawn: spawnKafka,
+      answers: () => kafkaAnswers(endpoints.brokers),
+      startedAt: Date.now(),
+      crashesInARow: 0,
+      stoppedOnPurpose: false,
+    });
     await recordPids();
   } catch (err) {
     await stop();
     throw err;
   }
+  const registryEntry = processes[0]!;
+  const kafkaEntry = processes[1]!;
 
   /** `since`: when the wait's process was started, so that a restart's log says how long the restart took. */
   const waitReady = async (proc: DetachedProcess, what: string, check: () => Promise<boolean>, since = started): Promise<void> => {
@@ -388,39 +433,76 @@ export async function ensureLocalStack(opts: LocalStackOptions): Promise<Running
 
   log(`starting Kafka ${installed.kafka.version} (log: ${kafkaLogFile}) and Apicurio Registry ${installed.apicurio.version} (log: ${registryLogFile})`);
   const results = await Promise.allSettled([
-    waitReady(kafka, `Kafka ${installed.kafka.version}`, () => kafkaAnswers(endpoints.brokers)),
-    waitReady(registry, `Apicurio Registry ${installed.apicurio.version}`, () => registryAnswers(endpoints.registryUrl)),
+    waitReady(kafkaEntry.proc, kafkaWhat, kafkaEntry.answers),
+    waitReady(registryEntry.proc, registryWhat, registryEntry.answers),
   ]);
   const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
   if (failures.length > 0) {
     await stop();
     throw new Error(failures.map((f) => (f instanceof Error ? f.message : String(f))).join('\n\n'));
   }
-  const kafkaEntry = () => processes.find(({ proc }) => proc.name === 'kafka')!;
+
+  /** Starts the JVM again on the same data and waits until it answers. */
+  const respawn = async (entry: JvmEntry, cdsFlags: string[], how: string): Promise<void> => {
+    const restarted = Date.now();
+    entry.proc = entry.spawn(cdsFlags);
+    entry.startedAt = restarted;
+    entry.stoppedOnPurpose = false;
+    await recordPids();
+    if (opts.supervise) superviseJvm(entry);
+    await waitReady(entry.proc, `${entry.what} (${how})`, entry.answers, restarted);
+  };
+
+  /**
+   * After start-up nobody else watches the JVMs: a broker killed by the OOM killer or a
+   * `kill -9` would leave the services retrying against nothing until the run is stopped.
+   */
+  const superviseJvm = (entry: JvmEntry): void => {
+    const proc = entry.proc;
+    void proc.exited.then(async (info) => {
+      if (stopping || entry.stoppedOnPurpose || entry.proc !== proc) return;
+      const backoff = crashBackoff(Date.now() - entry.startedAt, entry.crashesInARow);
+      entry.crashesInARow = backoff.crashesInARow;
+      log(
+        `${entry.what} exited unexpectedly (${info.signal ?? `code ${info.code}`}); restarting it in ` +
+          `${(backoff.delayMs / 1000).toFixed(0)} s (crash ${backoff.crashesInARow} in a row). Its log: ${proc.logFile}`,
+      );
+      // A crash may be the class-data archive's fault (cds.ts): drop it and restart without
+      // one. Killed from outside, it keeps mapping the archive, but never records one.
+      const suspectArchive = exitMayBeArchiveFault(info);
+      await (suspectArchive ? entry.cds.distrust() : entry.cds.dropPartial());
+      await new Promise((r) => setTimeout(r, backoff.delayMs));
+      if (stopping || entry.stoppedOnPurpose || entry.proc !== proc) return;
+      try {
+        await respawn(entry, suspectArchive ? [] : entry.cds.readOnlyFlags, 'restarted');
+      } catch (err) {
+        // A restart that exits again is handled by its own supervision; a wedged one is only reported.
+        log(err instanceof Error ? err.message : String(err));
+      }
+    });
+  };
+  if (opts.supervise) for (const entry of processes) superviseJvm(entry);
+
   const broker = {
     async stop(options: { kill?: boolean } = {}): Promise<void> {
-      const { proc } = kafkaEntry();
+      const { proc } = kafkaEntry;
+      kafkaEntry.stoppedOnPurpose = true;
       if (options.kill) signalGroup(proc.pid, 'SIGKILL');
       await stopProcess(proc.pid, { graceMs: KAFKA_GRACE_MS, exited: proc.exited });
       log(`Kafka ${options.kill ? 'killed' : 'stopped'} (fault injection)`);
     },
     async start(): Promise<void> {
       // Without the class-data archive flags: this start must not record one.
-      const entry = kafkaEntry();
-      const restarted = Date.now();
-      entry.proc = spawnKafka(kafkaCds.readOnlyFlags);
-      await recordPids();
-      await waitReady(entry.proc, `Kafka ${installed.kafka.version} (restarted)`, () => kafkaAnswers(endpoints.brokers), restarted);
+      await respawn(kafkaEntry, kafkaCds.readOnlyFlags, 'restarted');
     },
   };
-  const registryProcess = () => processes.find(({ proc }) => proc.name === 'registry')!.proc;
   const registryFaults = {
     freeze(): void {
-      signalGroup(registryProcess().pid, 'SIGSTOP');
+      signalGroup(registryEntry.proc.pid, 'SIGSTOP');
       log('registry frozen (fault injection)');
     },
     thaw(): void {
-      signalGroup(registryProcess().pid, 'SIGCONT');
+      signalGroup(registryEntry.proc.pid, 'SIGCONT');
       log('registry thawed (fault injection)');
     },
   };

@@ -3,6 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
 import { acquireStack, type AcquiredStack } from './acquire.js';
 import { commandAfterSeparator, exitStatus, formatSeconds } from './cli-args.js';
+import { startedByNpmScript, watchParent } from './parent-watch.js';
+import { withoutCredentials } from './stack-choice.js';
 
 const log = (line: string): void => {
   process.stderr.write(`[with-stack] ${line}\n`);
@@ -22,8 +24,8 @@ async function main(): Promise<number> {
   let child: ChildProcess | undefined;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (child) {
-      // A terminal Ctrl-C already reached the child (same process group); SIGTERM from a CI
-      // runner reached only us and is passed on. Either way we wait for it, then stop.
+      // A terminal's Ctrl-C or hangup already reached the child (same process group); SIGTERM
+      // from a CI runner reached only us and is passed on. Either way we wait for it, then stop.
       if (signal === 'SIGTERM' && child.exitCode === null) child.kill(signal);
       return;
     }
@@ -33,6 +35,13 @@ async function main(): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // Without a handler a hangup kills Node at once, and the JVMs (own process groups) run on.
+  process.on('SIGHUP', onSignal);
+  // Under `npm test` a shell runs us; npm's SIGTERM kills that shell, which does not pass it
+  // on. Once it is gone, stop as if the SIGTERM had reached us.
+  if (startedByNpmScript(process.env, 'test')) {
+    watchParent({ parentPid: () => process.ppid, onGone: () => onSignal('SIGTERM') });
+  }
 
   let stack: AcquiredStack;
   try {
@@ -48,7 +57,7 @@ async function main(): Promise<number> {
     stack.provider === 'env' ? 'from KAFKA_BROKERS/SCHEMA_REGISTRY_URL' : stack.startedHere ? 'started here' : 'already running, reused';
   log(
     `stack: ${stack.provider} (${origin}), ready in ${formatSeconds(stack.startupMs)}; ` +
-      `KAFKA_BROKERS=${stack.brokers.join(',')} SCHEMA_REGISTRY_URL=${stack.registryUrl}`,
+      `KAFKA_BROKERS=${stack.brokers.join(',')} SCHEMA_REGISTRY_URL=${withoutCredentials(stack.registryUrl)}`,
   );
 
   if (interrupted) {
