@@ -27,5 +27,9 @@ describe('exitMayBeArchiveFault', () => {
     expect(exitMayBeArchiveFault({ code: 1, signal: null })).toBe(true);
     expect(exitMayBeArchiveFault({ code: null, signal: 'SIGKILL' })).toBe(false);
     expect(exitMayBeArchiveFault({ code: null, signal: 'SIGTERM' })).toBe(false);
+    // A JVM handles a termination request itself and exits with 128 + its number.
+    expect(exitMayBeArchiveFault({ code: 143, signal: null })).toBe(false);
+    expect(exitMayBeArchiveFault({ code: 130, signal: null })).toBe(false);
+    expect(exitMayBeArchiveFault({ code: 129, signal: null })).toBe(false);
   });
 });

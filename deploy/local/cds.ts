@@ -33,8 +33,13 @@ export function tempArchivePid(name: string): number | null {
  * killer, a `kill -9`) or a termination request comes from outside and says nothing about it.
  */
 export function exitMayBeArchiveFault(info: { code: number | null; signal: NodeJS.Signals | null }): boolean {
+  // A JVM handles SIGHUP, SIGINT and SIGTERM itself and exits with 128 + the signal's number.
+  if (info.code !== null && OUTSIDE_REQUEST_EXIT_CODES.has(info.code)) return false;
   return info.signal !== 'SIGKILL' && info.signal !== 'SIGTERM' && info.signal !== 'SIGINT';
 }
+
+/** 128 + SIGHUP, SIGINT, SIGTERM: how a JVM exits on a termination request it handled. */
+const OUTSIDE_REQUEST_EXIT_CODES = new Set([129, 130, 143]);
 
 export interface CdsPlan {
   /** For the long-running JVM: map the archive, or write one at exit. */

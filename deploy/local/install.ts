@@ -104,6 +104,17 @@ async function commitInstall(tmp: string, finalDir: string, key: string): Promis
   }
 }
 
+/** Whether Kafka and Apicurio Registry of the pinned versions are in the cache: then no Maven run is needed. */
+export async function stackDistsCached(env: NodeJS.ProcessEnv = process.env, cacheDir: string = resolveCacheDir(env)): Promise<boolean> {
+  const versions = await readPinnedVersions(env);
+  const distRoot = join(cacheDir, 'dist');
+  const [kafka, apicurio] = await Promise.all([
+    markerMatches(join(distRoot, kafkaDistName(versions.kafka)), kafkaInstallKey(versions.kafka)),
+    markerMatches(join(distRoot, apicurioDistName(versions.apicurio)), apicurioInstallKey(versions.apicurio)),
+  ]);
+  return kafka && apicurio;
+}
+
 /**
  * Makes sure Kafka's jars and the Apicurio distribution for the pinned versions are in the
  * cache, fetching only what is missing with one Maven run. Maven writes into temp dirs that

@@ -40,7 +40,7 @@ export type StartStackChoice =
   | { kind: StackKind; why: string };
 
 export interface StartStackProbes {
-  /** Why the JVM stack cannot run (no JDK 17+), or null when it can. */
+  /** Why the JVM stack cannot run (no JDK 17+, or no Maven for a first run), or null when it can. */
   javaProblem(): Promise<string | null>;
   dockerAnswers(): Promise<boolean>;
 }
@@ -56,7 +56,7 @@ export async function chooseStartStack(env: NodeJS.ProcessEnv, probes: StartStac
   if (forced) return { kind: forced, why: `TRIBUTARY_STACK=${forced}` };
   const javaProblem = await probes.javaProblem();
   if (javaProblem === null) return { kind: 'local', why: 'a JDK 17+ is installed' };
-  if (await probes.dockerAnswers()) return { kind: 'docker', why: 'no usable JDK, and a Docker engine answers' };
+  if (await probes.dockerAnswers()) return { kind: 'docker', why: `the JVM stack cannot run (${javaProblem}), and a Docker engine answers` };
   throw new Error(
     'npm start needs one of two ways to run Kafka and the schema registry, and neither is available:\n' +
       `  - a JDK 17+ (plus Maven for the first run): ${javaProblem}\n` +

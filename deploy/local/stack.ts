@@ -471,13 +471,24 @@ export async function ensureLocalStack(opts: LocalStackOptions): Promise<Running
       // one. Killed from outside, it keeps mapping the archive, but never records one.
       const suspectArchive = exitMayBeArchiveFault(info);
       await (suspectArchive ? entry.cds.distrust() : entry.cds.dropPartial());
-      await new Promise((r) => setTimeout(r, backoff.delayMs));
-      if (stopping || entry.stoppedOnPurpose || entry.proc !== proc) return;
-      try {
-        await respawn(entry, suspectArchive ? [] : entry.cds.readOnlyFlags, 'restarted');
-      } catch (err) {
-        // A restart that exits again is handled by its own supervision; a wedged one is only reported.
-        log(err instanceof Error ? err.message : String(err));
+      const cdsFlags = suspectArchive ? [] : entry.cds.readOnlyFlags;
+      for (let delayMs = backoff.delayMs; ; ) {
+        await new Promise((r) => setTimeout(r, delayMs));
+        if (stopping || entry.stoppedOnPurpose || entry.proc !== proc) return;
+        try {
+          await respawn(entry, cdsFlags, 'restarted');
+          return;
+        } catch (err) {
+          log(err instanceof Error ? err.message : String(err));
+          // Spawned: a restart that exits again is handled by its own supervision, a wedged one
+          // is only reported. Not spawned at all (java gone, the log file not writable): the
+          // JVM would stay down for the rest of the run, so it is tried again.
+          if (entry.proc !== proc) return;
+          const next = crashBackoff(0, entry.crashesInARow);
+          entry.crashesInARow = next.crashesInARow;
+          delayMs = next.delayMs;
+          log(`${entry.what} could not be started again; trying in ${(delayMs / 1000).toFixed(0)} s`);
+        }
       }
     });
   };

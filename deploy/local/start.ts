@@ -10,9 +10,9 @@ import { join, resolve } from 'node:path';
 import { formatSeconds } from './cli-args.js';
 import { startDemoReceiver, type DemoReceiver } from './demo-receiver.js';
 import { dockerAvailable, startDockerStack } from './docker-stack.js';
-import { readPinnedVersions } from './install.js';
+import { readPinnedVersions, stackDistsCached } from './install.js';
 import { acquireInstanceLock, AlreadyRunningError, isStartProcess } from './instance-lock.js';
-import { checkJava } from './java.js';
+import { checkJava, checkMaven } from './java.js';
 import { LinePrefixer, prefixesFor } from './lines.js';
 import { startedByNpmScript, watchParent } from './parent-watch.js';
 import { localDataDir, localLogDir, repoRoot } from './paths.js';
@@ -127,6 +127,9 @@ function banner(stack: StackShown, settings: LocalSettings, receiver: DemoReceiv
 async function javaProblem(): Promise<string | null> {
   try {
     await checkJava(process.env);
+    // A first run fetches Kafka and the registry with Maven: without it the JVM stack cannot
+    // start either, and Docker, when there, is the way that works.
+    if (!(await stackDistsCached(process.env))) await checkMaven(process.env);
     return null;
   } catch (err) {
     return err instanceof Error ? err.message : String(err);
@@ -183,7 +186,7 @@ async function main(): Promise<number> {
   const nextStopRequest = stopRequestCounter();
   const requestStop = (reason: string): void => {
     interrupted = true;
-    say(`${reason}: shutting down (again to force)`);
+    say(`${reason}: shutting down (a second Ctrl-C, a moment later, forces it)`);
     if (stack) void shutdown(0).then((code) => process.exit(code));
   };
   const onSignal = (signal: NodeJS.Signals): void => {

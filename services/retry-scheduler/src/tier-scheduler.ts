@@ -358,8 +358,8 @@ export class TierScheduler {
     const { delivery } = step.record;
     const now = Date.now();
     const poison = { topic: this.topic, partition, offset: step.offset, key: Buffer.from(delivery.deliveryId), value: codec.encode(this.topic, step.record), timestamp: String(now) };
-    const cause = { reason: 'too_large', error: `the dead letter of this retry would be ${largest} bytes, over ${limit} (KAFKA_MAX_RECORD_BYTES); the retry record was set aside` } as const;
-    logger.error({ tier, deliveryId: delivery.deliveryId, destinationId: delivery.destinationId, offset: step.offset, bytes: largest, limit }, 'dead letter too large to write; retry record quarantined');
+    const cause = { reason: 'too_large', error: `what this retry writes (${prepared.topic ?? 'its record'}) would be ${largest} bytes, over ${limit} (KAFKA_MAX_RECORD_BYTES); the retry record was set aside` } as const;
+    logger.error({ tier, deliveryId: delivery.deliveryId, destinationId: delivery.destinationId, offset: step.offset, bytes: largest, limit }, 'record too large to write; retry record quarantined');
     const { topic, message } = quarantineMessage(codec, topics, 'retry-scheduler', poison, cause, now);
     const key = String(message.key);
     const value = message.value as Buffer;
@@ -506,8 +506,9 @@ export class TierScheduler {
     // outcome finished, and the committed offset final.
     await output.ensureRegistered();
     const offset = (await committedPositions(kafka, groupId, topic, [partition])).get(partition) ?? '0';
-    this.consumer?.seek({ topic, partition, offset });
+    const moved = this.consumer?.seek({ topic, partition, offset }) ?? false;
     this.rewindNeeded.delete(partition);
-    logger.warn({ topic, partition, offset }, 'partition rewound to its committed offset');
+    // Not moved: the consumer is being restarted, and its successor reads from that offset anyway.
+    if (moved) logger.warn({ topic, partition, offset }, 'partition rewound to its committed offset');
   }
 }

@@ -380,9 +380,10 @@ export class RouterPipeline {
     for (const [topic, waiting] of this.rewindNeeded) {
       const offsets = await committedPositions(kafka, this.groupOf.get(topic)!, topic, waiting);
       for (const [partition, offset] of offsets) {
-        this.consumers.get(topic)?.seek({ topic, partition, offset });
+        const moved = this.consumers.get(topic)?.seek({ topic, partition, offset }) ?? false;
         waiting.delete(partition);
-        logger.warn({ topic, partition, offset }, 'partition rewound to its committed offset');
+        // Not moved: the consumer is being restarted, and its successor reads from that offset anyway.
+        if (moved) logger.warn({ topic, partition, offset }, 'partition rewound to its committed offset');
       }
       if (waiting.size === 0) this.rewindNeeded.delete(topic);
     }
