@@ -136,8 +136,10 @@ describe('DeadLetterStore', () => {
     await other.connect();
     let reads = 0;
     let registered: Promise<Transaction> | undefined;
-    const onProgress = () => {
-      if (++reads === 700) registered = other.transaction();
+    // The replay waits there until the other has registered: its next slice is then fenced,
+    // however fast the host (a replay left to run on could finish first).
+    const onProgress = async () => {
+      if (++reads === 700) await (registered = other.transaction());
     };
     const stopped = await slicedStore(100)
       .replay({ destinationId: 'delta' }, { onProgress })

@@ -413,7 +413,7 @@ export interface ReplayOptions {
   /** Count what would be replayed, writing nothing. */
   dryRun?: boolean;
   /** Called whenever the replay moves on (a dead letter read, a slice committed): for a caller that waits as long as it does. */
-  onProgress?: () => void;
+  onProgress?: () => void | Promise<void>;
 }
 
 /** One dead letter's replay, encoded: its delivery for the retry lane and its marker. */
@@ -448,6 +448,8 @@ export class DeadLetterStore {
   }
 
   async replay(filter: DeadLetterFilter & { destinationId: string }, options: ReplayOptions = {}): Promise<ReplayOutcome> {
+    // Awaited where it is called: a caller may hold the replay back there (the tests, to
+    // register a competing replay at a known point).
     const onProgress = options.onProgress ?? (() => undefined);
     if (options.dryRun ?? false) return this.countReplay(filter, onProgress);
     const { kafka, codec, topics, logger } = this.options;
@@ -458,14 +460,14 @@ export class DeadLetterStore {
       await this.writeSlice(producer, slice, tally.replayed);
       tally.replayed += slice.length;
       slices++;
-      onProgress();
+      await onProgress();
     };
     await producer.connect();
     try {
       // Registers the id first (see the module comment): the markers read next are complete.
       await (await producer.transaction()).abort();
       const markers = await this.readMarkers();
-      onProgress();
+      await onProgress();
       const slicer = new Slicer<ReplayRecords>(this.options.replaySlice ?? REPLAY_SLICE_LIMITS);
       await this.scan(
         filter,
@@ -499,9 +501,9 @@ export class DeadLetterStore {
   }
 
   /** A dry run: what a replay would do now, writing nothing. */
-  private async countReplay(filter: DeadLetterFilter, onProgress: () => void): Promise<ReplayOutcome> {
+  private async countReplay(filter: DeadLetterFilter, onProgress: () => void | Promise<void>): Promise<ReplayOutcome> {
     const markers = await this.readMarkers();
-    onProgress();
+    await onProgress();
     const tally: Tally = { matched: 0, replayed: 0, skipped: 0 };
     await this.scan(
       filter,
@@ -572,7 +574,7 @@ export class DeadLetterStore {
     filter: DeadLetterFilter,
     timeoutMs: number,
     onMatch: (stored: StoredDeadLetter) => Promise<void> | void,
-    onRead: () => void = () => undefined,
+    onRead: () => void | Promise<void> = () => undefined,
   ): Promise<void> {
     const { kafka, codec, topics, logger } = this.options;
     // A consumer that loses its group session (a long slice write) rejoins from the start of
@@ -590,7 +592,7 @@ export class DeadLetterStore {
         decode: (value) => codec.decode<DeadLetter>('dlq', value),
       },
       async ({ partition, offset, value: letter }) => {
-        onRead();
+        await onRead();
         const position = BigInt(offset);
         if (position <= (read.get(partition) ?? -1n)) return;
         read.set(partition, position);
