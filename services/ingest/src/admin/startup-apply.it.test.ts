@@ -95,7 +95,7 @@ destinations:
 `,
     );
     const service = await startService('ingest', { env: { ...stackEnv(namespace), TRIBUTARY_CONFIG: invalid }, waitReady: false });
-    expect(await service.exited).toBe(1);
+    expect(await service.exited).toBe(2);
     const log = readFileSync(service.logFile, 'utf8');
     expect(log).toContain(`${invalid} is not a valid Tributary config`);
     expect(log).toContain('destinations[0].settings.webhooks[0].headers.Host: \\"Host\\" is set by Tributary and cannot be a static header');
@@ -107,7 +107,7 @@ destinations:
 
   it('stops the process when a referenced variable is not set', async () => {
     const service = await startService('ingest', { env: { ...stackEnv(uniqueNamespace('startup-env')), TRIBUTARY_CONFIG: file('env.yaml', VALID) }, waitReady: false });
-    expect(await service.exited).toBe(1);
+    expect(await service.exited).toBe(2);
     expect(readFileSync(service.logFile, 'utf8')).toContain('destinations[0].settings.sharedSecret: refers to environment variable CRM_SECRET, which is not set');
   });
 });
