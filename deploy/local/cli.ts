@@ -5,7 +5,7 @@ import { rm } from 'node:fs/promises';
 import { formatSeconds } from './cli-args.js';
 import { ensureInstalled, readPinnedVersions } from './install.js';
 import { localDataDir, localLogDir, resolveCacheDir } from './paths.js';
-import { startedByNpmScript, watchParent } from './parent-watch.js';
+import { whenNpmParentGone } from './parent-watch.js';
 import { isAlive } from './processes.js';
 import { kafkaAnswers, registryAnswers } from './readiness.js';
 import { ensureLocalStack, LOCAL_ENDPOINTS, readStackPidFile, reapStaleProcesses } from './stack.js';
@@ -57,14 +57,9 @@ async function up(): Promise<number> {
     process.on('SIGHUP', onSignal);
     // npm passes only SIGINT/SIGTERM on, to the shell running this script, which dies of them
     // without passing them on: an orphaned `stack up` would keep both JVMs running.
-    if (startedByNpmScript(process.env, 'stack')) {
-      watchParent({
-        parentPid: () => process.ppid,
-        onGone: (parent) => {
-          if (!interrupted) stopOnce(`the npm script's shell (pid ${parent}) is gone`);
-        },
-      });
-    }
+    whenNpmParentGone('stack', (parent) => {
+      if (!interrupted) stopOnce(`the npm script's shell (pid ${parent}) is gone`);
+    });
   });
   // Stdout may be a terminal that has gone away (SIGHUP); stopping must not die of that.
   process.stdout.on('error', () => undefined);

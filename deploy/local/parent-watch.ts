@@ -35,3 +35,11 @@ export function watchParent(opts: ParentWatchOptions): () => void {
   timer.unref();
   return () => clearInterval(timer);
 }
+
+/**
+ * What every orchestrator run as `npm run <script>` does: call `onGone` once the process that
+ * started it (npm, or the shell npm ran it with) is gone. Run directly, nothing is watched.
+ */
+export function whenNpmParentGone(script: string, onGone: (formerParent: number) => void, env: NodeJS.ProcessEnv = process.env): void {
+  if (startedByNpmScript(env, script)) watchParent({ parentPid: () => process.ppid, onGone });
+}

@@ -14,7 +14,7 @@ import { readPinnedVersions, stackDistsCached } from './install.js';
 import { acquireInstanceLock, AlreadyRunningError, isStartProcess } from './instance-lock.js';
 import { checkJava, checkMaven } from './java.js';
 import { LinePrefixer, prefixesFor } from './lines.js';
-import { startedByNpmScript, watchParent } from './parent-watch.js';
+import { whenNpmParentGone } from './parent-watch.js';
 import { localDataDir, localLogDir, repoRoot } from './paths.js';
 import { commandLineHasMarker, parsePidFile, renderPidFile } from './pidfile.js';
 import { portsNpmStartNeeds, portsTakenMessage, takenPorts } from './port-check.js';
@@ -205,14 +205,9 @@ async function main(): Promise<number> {
   // A closed terminal or ssh session: without a handler Node would die at once and leave the
   // services and JVMs (in their own process groups) running.
   process.on('SIGHUP', onSignal);
-  if (startedByNpmScript(process.env, 'start')) {
-    watchParent({
-      parentPid: () => process.ppid,
-      onGone: (npmPid) => {
-        if (!interrupted) requestStop(`npm (pid ${npmPid}) is gone`);
-      },
-    });
-  }
+  whenNpmParentGone('start', (npmPid) => {
+    if (!interrupted) requestStop(`npm (pid ${npmPid}) is gone`);
+  });
   // Last resort on a crash: the detached services would outlive us otherwise.
   process.on('exit', () => {
     for (const s of services) if (!s.done) signalGroup(s.pid, 'SIGTERM');

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
 import { acquireStack, type AcquiredStack } from './acquire.js';
 import { commandAfterSeparator, exitStatus, formatSeconds } from './cli-args.js';
-import { startedByNpmScript, watchParent } from './parent-watch.js';
+import { whenNpmParentGone } from './parent-watch.js';
 import { withoutCredentials } from './stack-choice.js';
 
 const log = (line: string): void => {
@@ -39,9 +39,7 @@ async function main(): Promise<number> {
   process.on('SIGHUP', onSignal);
   // Under `npm test` a shell runs us; npm's SIGTERM kills that shell, which does not pass it
   // on. Once it is gone, stop as if the SIGTERM had reached us.
-  if (startedByNpmScript(process.env, 'test')) {
-    watchParent({ parentPid: () => process.ppid, onGone: () => onSignal('SIGTERM') });
-  }
+  whenNpmParentGone('test', () => onSignal('SIGTERM'));
 
   let stack: AcquiredStack;
   try {

@@ -15,10 +15,15 @@ export const MAX_DATE_MS = 8.64e15;
 /** Headroom kept under KAFKA_MAX_RECORD_BYTES for a record's framing (key, headers, batch overhead). */
 export const RECORD_FRAMING_BYTES = 512;
 
+/** Whether `value` is a time a Date holds, in whole epoch milliseconds. */
+export function isDateMs(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && Math.abs(value) <= MAX_DATE_MS;
+}
+
 /** Why `value` is not a time a Date holds (epoch ms), or undefined when it is one. */
 export function timeProblem(field: string, value: number | null, required = true): string | undefined {
   if (value === null) return required ? `${field} is missing` : undefined;
-  return Number.isSafeInteger(value) && Math.abs(value) <= MAX_DATE_MS ? undefined : `${field} is not a valid time: ${value}`;
+  return isDateMs(value) ? undefined : `${field} is not a valid time: ${value}`;
 }
 
 /**

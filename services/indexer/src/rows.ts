@@ -11,7 +11,7 @@
  * and all.
  */
 import { type DeliveryAttempt, type Destination, type IngestMessage, type Source } from '@tributary/schemas';
-import { contextIntegrations, decideRoute, MAX_DATE_MS, webhooksEnabled, type QuarantineReason } from '@tributary/shared';
+import { contextIntegrations, decideRoute, isDateMs, webhooksEnabled, type QuarantineReason } from '@tributary/shared';
 import { isJsonObject, type JsonObject } from '@tributary/shared/segment';
 
 export class Unindexable extends Error {
@@ -129,7 +129,7 @@ function safeNullable(text: string | null | undefined): string | null {
 
 function checkTime(field: string, value: number | null, required: boolean): void {
   if (value === null && !required) return;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || Math.abs(value) > MAX_DATE_MS) {
+  if (!isDateMs(value)) {
     throw new Unindexable('invalid_timestamp', `${field} is not a valid time: ${String(value)}`);
   }
 }

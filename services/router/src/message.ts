@@ -6,7 +6,7 @@
  */
 import type { IngestMessage, MessageType } from '@tributary/schemas';
 import { MESSAGE_TYPES } from '@tributary/schemas';
-import { MAX_DATE_MS, MAX_ID_LENGTH, MAX_JSON_DEPTH, MAX_MESSAGE_ID_LENGTH, nestsDeeperThan, QUARANTINE_REASONS, undecodableCause, type QuarantineReason } from '@tributary/shared';
+import { isDateMs, MAX_ID_LENGTH, MAX_JSON_DEPTH, MAX_MESSAGE_ID_LENGTH, nestsDeeperThan, QUARANTINE_REASONS, undecodableCause, type QuarantineReason } from '@tributary/shared';
 import { isJsonObject, type JsonObject } from '@tributary/shared/segment';
 
 /** Why a record is invalid: the reasons it is quarantined with. */
@@ -56,7 +56,7 @@ function missingFor(message: IngestMessage): string | undefined {
 
 function checkTime(field: string, value: number | null, required: boolean): void {
   if (value === null && !required) return;
-  if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) > MAX_DATE_MS) {
+  if (!isDateMs(value)) {
     throw new InvalidMessage('invalid_timestamp', `${field} is not a valid time: ${String(value)}`);
   }
 }
