@@ -34,6 +34,8 @@ export const QUARANTINE_REASONS = [
   'unrenderable',
   /** A database refused the record's data (the delivery-log indexer): it would block its partition for good. */
   'unwritable',
+  /** What the record's outcome writes could not be encoded (a value past its schema's range): it would stop its service at every read. */
+  'unencodable',
 ] as const satisfies readonly string[];
 
 /** Why a record was quarantined: a decode failure (UndecodableReason), or what a service found wrong with it. */

@@ -381,6 +381,9 @@ export class Dispatcher implements LaneHandler {
     if (records.tooLarge) {
       metrics.quarantined.labels(ledger.topic, 'too_large').inc();
       logger.error({ deliveryId: delivery.deliveryId, destinationId: delivery.destinationId, maxRecordBytes: limits.maxRecordBytes }, 'outcome too large to write; delivery quarantined');
+    } else if (records.unencodable) {
+      metrics.quarantined.labels(ledger.topic, 'unencodable').inc();
+      logger.error({ deliveryId: delivery.deliveryId, destinationId: delivery.destinationId }, 'outcome could not be encoded; delivery quarantined');
     }
     this.series.settle(delivery.destinationId, facts.settlement, records.result, delivery.receivedAt);
     ledger.settle(offset, records.outputs);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { topicNames } from '@tributary/schemas';
+import { avroType, topicNames, type SchemaName } from '@tributary/schemas';
 import { testDelivery } from '@tributary/test/harness';
 import type { Destination } from '@tributary/schemas';
 import type { AttemptFacts, TargetReport } from './attempt-log.js';
@@ -10,6 +10,10 @@ const topics = topicNames('t');
 /** Stands in for the Avro codec: the records' shapes are what is tested here, not Avro. */
 const json: Encoder = { encode: (_topic, value) => Buffer.from(JSON.stringify(value, (_key, v: unknown) => (Buffer.isBuffer(v) ? v.toString() : v))) };
 const origin = { topic: topics.deliveries, partition: 1, offset: 41n, readAt: 5 };
+/** The real schemas, for what only Avro refuses. */
+const schemaOf = (topic: string): SchemaName =>
+  topic === topics.attempts ? 'attempt' : topic === topics.deliveries ? 'delivery' : topic === topics.quarantine ? 'quarantine' : topic === topics.deadLetters ? 'dlq' : 'retry';
+const avro: Encoder = { encode: (topic, value) => avroType(schemaOf(topic)).toBuffer(value) };
 
 function facts(body: Buffer, fields: Partial<AttemptFacts>): AttemptFacts {
   const delivery = testDelivery('crm', 'm-1', { body });
@@ -47,6 +51,28 @@ describe('outcomeRecords', () => {
     const quarantined = JSON.parse(outputs[0]!.value!.toString()) as { reason: string; valueSize: number; service: string };
     expect(quarantined).toMatchObject({ reason: 'too_large', service: 'dispatcher' });
     expect(quarantined.valueSize).toBeGreaterThan(20_000);
+  });
+
+  it('quarantines the delivery instead of throwing when its outcome cannot be encoded', () => {
+    // A Retry-After of 9,007,199,254,741 s once reached the attempt record as milliseconds past
+    // Avro's exact longs: the encode threw outside any handler and the dispatcher exited, at
+    // every restart, on the same unsettled delivery.
+    const target: TargetReport = { index: 0, url: 'https://h.example/0', verdict: classifyResult({ kind: 'response', status: 503 }), durationMs: 1, body: undefined, retryAfterMs: 2 ** 60 };
+    const attempt = facts(Buffer.from('{}'), { targets: [target] });
+    const records = outcomeRecords(avro, topics, 1_000_000, { ...attempt, settlement: retry(attempt.delivery) }, origin);
+    expect(records).toMatchObject({ result: 'dead', unencodable: true, tooLarge: false });
+    expect(records.outputs).toHaveLength(1);
+    expect(records.outputs[0]).toMatchObject({ topic: topics.quarantine, key: `${topics.deliveries}/1/41` });
+    const quarantined = avroType('quarantine').fromBuffer(records.outputs[0]!.value!) as { reason: string; error: string; service: string };
+    expect(quarantined).toMatchObject({ reason: 'unencodable', service: 'dispatcher' });
+    expect(quarantined.error).toContain('could not be encoded');
+  });
+
+  it('encodes an ordinary attempt with the real schemas', () => {
+    const attempt = facts(Buffer.from('{}'), {});
+    const records = outcomeRecords(avro, topics, 1_000_000, { ...attempt, settlement: retry(attempt.delivery) }, origin);
+    expect(records.unencodable).toBeUndefined();
+    expect(records.outputs.map((o) => o.topic)).toEqual([topics.retry('10s'), topics.attempts]);
   });
 });
 

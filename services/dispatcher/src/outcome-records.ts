@@ -22,6 +22,8 @@ export interface OutcomeRecords {
   result: SettledResult;
   /** The outcome was too large to write and the delivery was quarantined instead. */
   tooLarge: boolean;
+  /** The outcome could not be encoded and the delivery was quarantined instead. */
+  unencodable?: true;
 }
 
 export interface Origin {
@@ -31,7 +33,33 @@ export interface Origin {
   readAt: number;
 }
 
+/**
+ * The records a settled delivery writes; a delivery whose outcome cannot be written — too
+ * large for the broker, or a value its schema cannot hold — is quarantined instead, so that it
+ * neither wedges the transactions after it nor, read again after a restart, stops the service
+ * at every read.
+ */
 export function outcomeRecords(codec: Encoder, topics: TopicNames, maxRecordBytes: number, facts: AttemptFacts, origin: Origin, extra: Output[] = []): OutcomeRecords {
+  try {
+    return encodedOutcome(codec, topics, maxRecordBytes, facts, origin, extra);
+  } catch (error) {
+    const cause = { reason: 'unencodable', error: `the outcome of this delivery could not be encoded: ${error instanceof Error ? error.message : String(error)}` } as const;
+    return { outputs: [quarantineOutput(codec, topics, poisonOf(codec, topics, facts, origin), cause, Date.now())], result: 'dead', tooLarge: false, unencodable: true };
+  }
+}
+
+function poisonOf(codec: Encoder, topics: TopicNames, { delivery }: AttemptFacts, origin: Origin): PoisonRecord {
+  return {
+    topic: origin.topic,
+    partition: origin.partition,
+    offset: origin.offset.toString(),
+    key: Buffer.from(delivery.deliveryId),
+    value: codec.encode(topics.deliveries, delivery),
+    timestamp: String(origin.readAt),
+  };
+}
+
+function encodedOutcome(codec: Encoder, topics: TopicNames, maxRecordBytes: number, facts: AttemptFacts, origin: Origin, extra: Output[]): OutcomeRecords {
   const { settlement, delivery } = facts;
   const key = delivery.deliveryId;
   const outputs: Output[] = [];
@@ -43,14 +71,7 @@ export function outcomeRecords(codec: Encoder, topics: TopicNames, maxRecordByte
   }
   const limit = maxRecordBytes - RECORD_FRAMING_BYTES;
   if (outputs.some((output) => outputBytes(output) > limit)) {
-    const poison: PoisonRecord = {
-      topic: origin.topic,
-      partition: origin.partition,
-      offset: origin.offset.toString(),
-      key: Buffer.from(delivery.deliveryId),
-      value: codec.encode(topics.deliveries, delivery),
-      timestamp: String(origin.readAt),
-    };
+    const poison = poisonOf(codec, topics, facts, origin);
     const cause = { reason: 'too_large', error: `the outcome record of this delivery would exceed ${limit} bytes (KAFKA_MAX_RECORD_BYTES); the delivery was set aside` } as const;
     return { outputs: [quarantineOutput(codec, topics, poison, cause, Date.now())], result: 'dead', tooLarge: true };
   }
