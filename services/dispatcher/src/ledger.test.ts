@@ -40,12 +40,23 @@ describe('PartitionLedger', () => {
     const first = ledger.take(100)!;
     expect(keys(first.outputs)).toEqual(['o0', 'o1']);
     expect(first.nextOffset).toBe(2n);
+    expect(first.full).toBe(true);
     ledger.confirm();
     expect(keys(ledger.take(100)!.outputs)).toEqual(['o2', 'o3']);
     ledger.confirm();
     const last = ledger.take(100)!;
     expect(keys(last.outputs)).toEqual(['o4']);
     expect(last.nextOffset).toBe(5n);
+    expect(last.full).toBe(false);
+  });
+
+  it('is not full when what it left is not settled yet: that cannot go at once', () => {
+    const ledger = new PartitionLedger('d', 0, 0n);
+    for (let offset = 0n; offset < 3n; offset++) ledger.read(offset);
+    ledger.settle(0n, [out('o0', 40)]);
+    ledger.settle(2n, [out('o2', 40)]);
+    const batch = ledger.take(100)!;
+    expect([keys(batch.outputs), batch.full]).toEqual([['o0'], false]);
   });
 
   it('always takes at least one entry, however large', () => {

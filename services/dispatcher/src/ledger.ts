@@ -33,6 +33,8 @@ export interface LedgerBatch {
   outputs: Output[];
   /** The offset to commit: the next record to read after a restart. */
   nextOffset: bigint;
+  /** Settled records were left out for want of room (`maxBytes`): they could go at once. */
+  full: boolean;
 }
 
 export function outputBytes(output: Output): number {
@@ -121,7 +123,8 @@ export class PartitionLedger {
     const nextOffset = index < this.entries.length ? this.entries[index]!.offset : this.lastRead + 1n;
     if (nextOffset <= this.committed) return undefined;
     this.takenUpTo = index;
-    this.inTransit = { topic: this.topic, partition: this.partition, outputs, nextOffset };
+    const full = index < this.entries.length && this.entries[index]!.settled;
+    this.inTransit = { topic: this.topic, partition: this.partition, outputs, nextOffset, full };
     return this.inTransit;
   }
 

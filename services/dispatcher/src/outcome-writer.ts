@@ -145,7 +145,11 @@ export class OutcomeWriter {
       if (this.urgent && wait > 0) await sleep(wait);
       if (this.stopped) return;
       this.urgent = false;
-      const result = await this.commitOnce();
+      let result = await this.commitOnce();
+      // A transaction's worth still staged (a burst of large retry records): commit it now.
+      // Waiting out the interval capped the writer at one transaction an interval, and the
+      // staged bytes then reached the lanes' bound and stopped both lanes' reading.
+      while (result === 'full' && !this.stopped) result = await this.commitOnce();
       if (result === 'idle' && !this.urgent) await this.sleepUnlessWoken(this.options.intervalMs * 10, true);
       else if (result === 'failed') await sleep(Math.min(MAX_BACKOFF_MS, 100 * 2 ** Math.min(this.failures, 6)));
     }
@@ -167,8 +171,8 @@ export class OutcomeWriter {
     });
   }
 
-  /** One transaction of whatever is ready; 'idle' when there was nothing. */
-  private async commitOnce(): Promise<'committed' | 'idle' | 'failed'> {
+  /** One transaction of whatever is ready; 'idle' when there was nothing, 'full' when more was ready than it could take. */
+  private async commitOnce(): Promise<'committed' | 'full' | 'idle' | 'failed'> {
     const { output, metrics, logger, maxTransactionBytes } = this.options;
     const pending: Pending[] = [];
     let budget = maxTransactionBytes;
@@ -194,7 +198,7 @@ export class OutcomeWriter {
       for (const { owned } of pending) owned.ledger.confirm();
       this.succeeded();
       this.options.onCommitted();
-      return 'committed';
+      return pending.some(({ batch }) => batch.full) ? 'full' : 'committed';
     } catch (error) {
       metrics.transactionFailures.inc();
       this.failures++;
