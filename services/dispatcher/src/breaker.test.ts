@@ -50,6 +50,22 @@ describe('CircuitBreaker', () => {
     expect(breaker.current).toBe('open');
   });
 
+  it('closed again by a probe, starts its window afresh: one failure does not re-open it on the old ratio', () => {
+    const breaker = new CircuitBreaker(settings, 0);
+    for (let n = 0; n < 10; n++) {
+      breaker.admit(1_000 + n);
+      breaker.record(n % 2 === 1 ? failure : success, false, 1_000 + n);
+    }
+    expect(breaker.current).toBe('open');
+    expect(breaker.admit(3_000)).toBe('probe');
+    breaker.record(success, true, 3_000);
+    expect(breaker.current).toBe('closed');
+    expect(breaker.admit(3_001)).toBe('attempt');
+    breaker.record(failure, false, 3_001);
+    expect(breaker.current).toBe('closed');
+    expect(breaker.snapshot(3_001)).toMatchObject({ windowRequests: 1, windowFailures: 1 });
+  });
+
   it('forgets failures that fell out of the window', () => {
     const breaker = new CircuitBreaker(settings, 0);
     for (let n = 0; n < 5; n++) breaker.record(n % 2 === 0 ? failure : success, false, 1_000);

@@ -141,6 +141,10 @@ export class CircuitBreaker {
       this.consecutive = 0;
       if (this.state === 'half_open' && probe) {
         this.openings = 0;
+        // The failures that opened it are answered: counted on, one failure after the close
+        // would re-open the circuit on the old ratio.
+        this.requests.fill(0);
+        this.failures.fill(0);
         this.transition('closed', now);
       }
       return;
