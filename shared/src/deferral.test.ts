@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { testDelivery } from '@tributary/test/harness/deliveries';
 import { deferral, deferredError, endedWithoutRequest, lastAttemptError, stepsElapsed, wasDeferred } from './deferral.js';
-import type { RetryLadder } from './retry-ladder.js';
+import { DEFAULT_LADDER, type RetryLadder } from './retry-ladder.js';
 
 const DEFERRED_ERROR = 'deferred: circuit open';
 
@@ -44,6 +44,16 @@ describe('deferral', () => {
     const outcome = deferral(waiting, 'circuit_open', ladder, T0 + ladder.windowMs - 1000);
     expect(outcome).toMatchObject({ kind: 'dead', letter: { reason: 'expired', delivery: { attempts: 0 } } });
     expect(outcome.kind === 'dead' && outcome.letter.error).toMatch(/circuit open/);
+  });
+
+  it('gives a delivery deferred near the window\'s end a last wait when its step no longer fits', () => {
+    // The default ladder's step after 3 h 01 m of waiting is an hour; 59 minutes are left.
+    const waiting = { ...delivery, firstAttemptAt: T0, lastError: DEFERRED_ERROR };
+    const minutes = (m: number): number => T0 + m * 60_000;
+    expect(deferral(waiting, 'circuit_open', DEFAULT_LADDER, minutes(181), minutes(181) + 5_000)).toMatchObject({ kind: 'retry', record: { tier: '30m', dueAt: minutes(211) } });
+    expect(deferral(waiting, 'backlog_full', DEFAULT_LADDER, minutes(211))).toMatchObject({ kind: 'retry', record: { tier: '15m', dueAt: minutes(226) } });
+    // 14 minutes left: a 5-minute wait would be the first of many ever shorter ones.
+    expect(deferral(waiting, 'circuit_open', DEFAULT_LADDER, minutes(226))).toMatchObject({ kind: 'dead', letter: { reason: 'expired' } });
   });
 
   it('keeps the last real error behind any number of deferral notes', () => {

@@ -6,7 +6,7 @@
  */
 import type { DeadLetter, DeadLetterReason, Delivery, DeliveryAttempt, RetryRecord } from '@tributary/schemas';
 import { formatDuration } from './duration.js';
-import { planNoSoonerThan, planRetry, type RetryLadder } from './retry-ladder.js';
+import { planLastWait, planNoSoonerThan, planRetry, type RetryLadder } from './retry-ladder.js';
 
 export type DeferReason = 'circuit_open' | 'backlog_full';
 
@@ -60,7 +60,8 @@ export function stepsElapsed(ladder: RetryLadder, elapsedMs: number): number {
  * had not) and the delay climbs the ladder with the time already spent waiting. So a
  * destination that stays down costs ever fewer re-reads of its backlog (10 s, 1 m, 5 m …
  * apart) rather than one every 10 s per waiting delivery, and its deliveries end like any
- * failing delivery's: as `expired` dead letters when no further wait fits in the window.
+ * failing delivery's: as `expired` dead letters when no wait fits in the window (the step
+ * reached, or failing that a last wait: planLastWait).
  *
  * `probesAt`, when the circuit is open: the time it will let probes through. The delivery
  * waits on the longest tier that is back by then (planNoSoonerThan) — read again earlier, it
@@ -72,7 +73,8 @@ export function deferral(delivery: Delivery, reason: DeferReason, ladder: RetryL
   const deferred: Delivery = { ...delivery, firstAttemptAt, lastError: deferredError(reason, delivery.lastError) };
   const step = Math.max(delivery.attempts, stepsElapsed(ladder, now - firstAttemptAt));
   const laddered = planRetry(ladder, step + 1, firstAttemptAt, now);
-  const plan = probesAt === null ? laddered : planNoSoonerThan(ladder, laddered, probesAt, firstAttemptAt, now);
+  let plan = probesAt === null ? laddered : planNoSoonerThan(ladder, laddered, probesAt, firstAttemptAt, now);
+  if (plan.kind === 'expired') plan = planLastWait(ladder, firstAttemptAt, now) ?? plan;
   if (plan.kind === 'expired') {
     const window = formatDuration(ladder.windowMs);
     const error = `the destination could not be attempted again within the ${window} retry window (${DEFER_TEXT[reason]}); last error: ${lastAttemptError(delivery.lastError) ?? 'none'}`;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isPastWindow, ladderTiers, planRetry, planNoSoonerThan, planRetryAfter, validateLadder, type RetryLadder } from './retry-ladder.js';
+import { DEFAULT_LADDER, isPastWindow, ladderTiers, planLastWait, planRetry, planNoSoonerThan, planRetryAfter, validateLadder, type RetryLadder } from './retry-ladder.js';
 
 const scaled: RetryLadder = { delaysMs: [100, 200, 400, 800, 1600], windowMs: 3000 };
 
@@ -69,6 +69,24 @@ describe('validateLadder / isPastWindow', () => {
     expect(isPastWindow(scaled, null, 10_000)).toBe(false);
     expect(isPastWindow(scaled, 0, 3000)).toBe(false);
     expect(isPastWindow(scaled, 0, 3001)).toBe(true);
+  });
+});
+
+describe('planLastWait', () => {
+  const T0 = 1_000_000;
+  const left = (ms: number) => planLastWait(DEFAULT_LADDER, T0, T0 + DEFAULT_LADDER.windowMs - ms);
+  it('takes the longest tier that fits in what is left, when it spends at least half of it', () => {
+    expect(left(59 * 60_000)).toMatchObject({ kind: 'retry', tier: '30m', delayMs: 1_800_000 });
+    expect(left(30 * 60_000)).toMatchObject({ tier: '30m' });
+    expect(left(10 * 60_000)).toMatchObject({ tier: '5m' });
+    expect(left(20_000)).toMatchObject({ tier: '10s' });
+  });
+
+  it('gives none when the longest that fits would be one of many ever shorter waits, or none fits', () => {
+    expect(left(14 * 60_000)).toBeUndefined();
+    expect(left(25_000)).toBeUndefined();
+    expect(left(9_999)).toBeUndefined();
+    expect(left(-1)).toBeUndefined();
   });
 });
 

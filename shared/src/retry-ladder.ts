@@ -83,6 +83,25 @@ export function planRetryAfter(ladder: RetryLadder, retryAfterMs: number, firstA
   return { kind: 'retry', tier: tier.label, delayMs: tier.delayMs, dueAt };
 }
 
+/**
+ * A last wait for a delivery deferred without a request whose ladder step, counted from the
+ * time it has waited, asks for more than the window has left: the longest tier that still comes
+ * back inside the window — a circuit open for seconds near the window's end must not end a
+ * delivery an attempt could still reach — provided it spends at least half of what is left.
+ * So a destination that stays down costs each of its deliveries a couple of re-reads more (with
+ * the default ladder, 59 minutes left: 30 m, then 15 m, then the end), not one per shrinking
+ * tier down to 10 s. Undefined when no such tier fits.
+ */
+export function planLastWait(ladder: RetryLadder, firstAttemptAt: number, now: number): RetryPlan | undefined {
+  const left = firstAttemptAt + ladder.windowMs - now;
+  let best: { label: string; delayMs: number } | undefined;
+  for (const tier of tiersShortestFirst(ladder)) {
+    if (tier.delayMs > left) break;
+    best = tier;
+  }
+  return best && best.delayMs * 2 >= left ? { kind: 'retry', tier: best.label, delayMs: best.delayMs, dueAt: now + best.delayMs } : undefined;
+}
+
 /** Whether an attempt at `now` would fall outside the window (it must not be made). */
 export function isPastWindow(ladder: RetryLadder, firstAttemptAt: number | null, now: number): boolean {
   return firstAttemptAt !== null && now > firstAttemptAt + ladder.windowMs;
