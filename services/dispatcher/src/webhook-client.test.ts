@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { UrlResult } from './classify.js';
-import { WebhookClient } from './webhook-client.js';
+import { URL_BUSY_CODE, WebhookClient } from './webhook-client.js';
 
 const request = { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.from('{}') } as const;
 /** IP-literal URLs only: the connector never asks for a name. */
@@ -53,6 +53,43 @@ describe('WebhookClient', () => {
     const answered = await client.post('crm', `${base}/answers`, request);
     expect(status(answered)).toBe('200');
     expect(status(await hanging)).toBe('timeout');
+  });
+
+  it('counts an answer by its status line when the body after it is slow or cut off', async () => {
+    const base = await receiver((req, res) => {
+      res.writeHead(req.url === '/refused' ? 503 : 200, { 'content-length': '1000', 'retry-after': '30' });
+      res.write('partial');
+      if (req.url === '/cut' || req.url === '/refused') setTimeout(() => res.destroy(), 20);
+      // '/slow': the rest never comes.
+    });
+    client = new WebhookClient({ timeoutMs: 300, allowPrivateNetworks: true, connectionsPerUrl: 1, hosts });
+    const results = await Promise.all(['/slow', '/cut', '/refused'].map((path) => client!.post('crm', `${base}${path}`, request)));
+    expect(results.map(status)).toEqual(['200', '200', '503']);
+    expect(results[2]).toMatchObject({ retryAfterMs: 30_000 });
+    expect(results[0]).toMatchObject({ kind: 'response', body: Buffer.from('partial') });
+  });
+
+  it('answers URL_BUSY at once for a URL with as many requests running as connections, until one ends', async () => {
+    // A hanging URL beside a healthy one: requests left running after each delivery's success
+    // gathered in undici's queue, each holding its body.
+    const base = await receiver((req, res) => {
+      if (req.url !== '/hangs') res.end('ok');
+    });
+    client = new WebhookClient({ timeoutMs: 300, allowPrivateNetworks: true, connectionsPerUrl: 2, hosts });
+    const running = [client.post('crm', `${base}/hangs`, request), client.post('crm', `${base}/hangs`, request)];
+    const busy = await client.post('crm', `${base}/hangs`, request);
+    expect(busy).toMatchObject({ kind: 'error', code: URL_BUSY_CODE });
+    // Another URL of the same destination, and the same URL of another destination, are not held.
+    expect(status(await client.post('crm', `${base}/answers`, request))).toBe('200');
+    expect((await Promise.all(running)).map(status)).toEqual(['timeout', 'timeout']);
+    // Timed out and aborted: their places are free again (once undici has let go of them).
+    let next = await client.post('crm', `${base}/hangs`, request);
+    for (let tries = 0; tries < 50 && status(next) !== 'timeout'; tries++) {
+      expect(next).toMatchObject({ code: URL_BUSY_CODE });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      next = await client.post('crm', `${base}/hangs`, request);
+    }
+    expect(status(next)).toBe('timeout');
   });
 
   it('closes the pools of URLs a destination no longer has, and of deleted destinations', async () => {

@@ -12,6 +12,11 @@
  *   running after another URL answered, held the healthy path's connections.
  * Connections are opened as needed and close after KEEP_ALIVE_MS idle; a destination holds at
  * most `connectionsPerUrl` × its URLs (at most 5, config-model.ts).
+ * Requests per URL are bounded by the same number: a delivery settles on its first 2xx and the
+ * requests to its other URLs finish on their own, so a hanging or slow URL beside a healthy one
+ * gathered requests — each holding its body — in undici's queue at the delivery rate, without
+ * bound. A URL with `connectionsPerUrl` requests still running is answered `URL_BUSY` at once
+ * (retryable; the delivery still succeeds by any other URL).
  * Redirects are never followed (undici does not).
  *
  * Host names are resolved by `HostLookup` (host-lookup.ts), not by the thread-pool lookup
@@ -109,22 +114,31 @@ export interface ConfiguredDestination {
   settings: { webhooks: ReadonlyArray<{ url: string }> };
 }
 
+/** Code of the answer given without a request when a URL has as many requests running as connections. */
+export const URL_BUSY_CODE = 'URL_BUSY';
+
+/** A URL's pool and the requests undici holds for it (sent, waiting for a connection, or being aborted). */
+interface UrlPool {
+  pool: Pool;
+  inFlight: number;
+}
+
 export class WebhookClient {
   /** Destination id → URL → its pool. */
-  private readonly pools = new Map<string, Map<string, Pool>>();
+  private readonly pools = new Map<string, Map<string, UrlPool>>();
   private readonly targets = new Map<string, Target>();
 
   constructor(private readonly options: WebhookClientOptions) {}
 
-  private poolFor(destinationId: string, url: string, origin: string): Pool {
+  private poolFor(destinationId: string, url: string, origin: string): UrlPool {
     let byUrl = this.pools.get(destinationId);
     if (!byUrl) {
       byUrl = new Map();
       this.pools.set(destinationId, byUrl);
     }
-    let pool = byUrl.get(url);
-    if (!pool) {
-      pool = new Pool(origin, {
+    let entry = byUrl.get(url);
+    if (!entry) {
+      const pool = new Pool(origin, {
         connections: this.options.connectionsPerUrl,
         pipelining: 1,
         keepAliveTimeout: KEEP_ALIVE_MS,
@@ -136,9 +150,10 @@ export class WebhookClient {
           lookup: connectLookup(this.options.hosts, !this.options.allowPrivateNetworks),
         },
       });
-      byUrl.set(url, pool);
+      entry = { pool, inFlight: 0 };
+      byUrl.set(url, entry);
     }
-    return pool;
+    return entry;
   }
 
   /** Closes the pools of destinations that no longer exist, and of URLs they no longer have (after their requests finish). */
@@ -147,7 +162,7 @@ export class WebhookClient {
     const gone: Pool[] = [];
     for (const [destinationId, byUrl] of this.pools) {
       const urls = configured.get(destinationId);
-      for (const [url, pool] of byUrl) {
+      for (const [url, { pool }] of byUrl) {
         if (urls?.has(url)) continue;
         byUrl.delete(url);
         gone.push(pool);
@@ -161,16 +176,29 @@ export class WebhookClient {
    * One exchange through undici's dispatch interface: the response arrives as callbacks, so no
    * stream, promise chain or AbortController is built per request — the dispatcher's profile
    * showed undici's request/stream machinery and AbortSignal creation as a fifth of its CPU.
-   * A timer per request bounds the whole exchange (connect, TLS, request, answer, body). It
+   * A timer per request bounds the whole exchange (connect, TLS, request, answer, body); the
+   * answer is its status line, whatever becomes of the body after it. The timer
    * starts before undici has a connection for the request; with a pool per URL sized to the
    * destination's in-flight limit none is waited for, so the window is the receiver's.
    */
   post(destinationId: string, url: string, request: WebhookRequest): Promise<UrlResult> {
     const target = this.target(url);
     if (target.kind === 'refused') return Promise.resolve(target.result);
-    const { timeoutMs } = this.options;
+    const { timeoutMs, connectionsPerUrl } = this.options;
+    const urlPool = this.poolFor(destinationId, url, target.origin);
+    if (urlPool.inFlight >= connectionsPerUrl) {
+      return Promise.resolve({ kind: 'error', code: URL_BUSY_CODE, message: `${urlPool.inFlight} earlier requests to this URL still running` });
+    }
+    urlPool.inFlight++;
     return new Promise((resolve) => {
       let settled = false;
+      // undici is done with the request (answered, failed or aborted): its body may go.
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        urlPool.inFlight--;
+      };
       let controller: { abort(reason: Error): void } | undefined;
       let status = 0;
       let retryAfter: number | undefined;
@@ -190,8 +218,10 @@ export class WebhookClient {
         if (retryAfter !== undefined) result.retryAfterMs = retryAfter;
         return result;
       };
+      // Once the status line is in, the receiver has answered: a body that is slow or cut off
+      // afterwards does not turn a 200 into a failure to retry (a duplicate for the receiver).
       const timer = setTimeout(() => {
-        finish({ kind: 'timeout', timeoutMs });
+        finish(status > 0 ? answered() : { kind: 'timeout', timeoutMs });
         controller?.abort(new Error('webhook timeout'));
       }, timeoutMs);
       const handler: Dispatcher.DispatchHandler = {
@@ -218,16 +248,19 @@ export class WebhookClient {
           }
         },
         onResponseEnd() {
+          release();
           finish(answered());
         },
         onResponseError(_controller, error) {
-          finish({ kind: 'error', code: errorCode(error), message: errorMessage(error) });
+          release();
+          finish(status > 0 ? answered() : { kind: 'error', code: errorCode(error), message: errorMessage(error) });
         },
       };
       try {
-        this.poolFor(destinationId, url, target.origin).dispatch({ origin: target.origin, path: target.path, method: request.method, headers: request.headers, body: request.body }, handler);
+        urlPool.pool.dispatch({ origin: target.origin, path: target.path, method: request.method, headers: request.headers, body: request.body }, handler);
       } catch (error) {
         // Options undici refuses outright (a header value it cannot send, say).
+        release();
         finish({ kind: 'error', code: errorCode(error), message: errorMessage(error) });
       }
     });
@@ -261,7 +294,7 @@ export class WebhookClient {
   }
 
   async close(): Promise<void> {
-    const pools = [...this.pools.values()].flatMap((byUrl) => [...byUrl.values()]);
+    const pools = [...this.pools.values()].flatMap((byUrl) => [...byUrl.values()].map(({ pool }) => pool));
     this.pools.clear();
     await Promise.all(pools.map((pool) => pool.close()));
   }
