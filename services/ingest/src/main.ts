@@ -23,6 +23,7 @@ import { registerConsole } from './console.js';
 import { FairTurns } from './fair-turns.js';
 import { createIngestMetrics, transactionObserver } from './ingest-metrics.js';
 import { registerSegmentApi } from './segment-api.js';
+import { installServerRefusals } from './server-refusals.js';
 import { ingestEnv } from './settings.js';
 
 await runService({
@@ -66,12 +67,10 @@ await runService({
     readiness.set('kafka acknowledging', true);
 
     const lanes = new SourceLanes(env.INGEST_SOURCE_RATE);
-    const app = createHttpServer({
-      logger,
-      metrics,
-      readiness,
-      timeouts: { requestMs: env.INGEST_REQUEST_TIMEOUT, headersMs: env.INGEST_HEADERS_TIMEOUT, keepAliveMs: env.INGEST_KEEP_ALIVE_TIMEOUT },
-    });
+    const timeouts = { requestMs: env.INGEST_REQUEST_TIMEOUT, headersMs: env.INGEST_HEADERS_TIMEOUT, keepAliveMs: env.INGEST_KEEP_ALIVE_TIMEOUT };
+    const app = createHttpServer({ logger, metrics, readiness, timeouts });
+    // Node's and Fastify's own refusals (slow or broken requests, shutdown, unknown paths) in the API's error format.
+    const server = installServerRefusals(app, { logger, timeouts: { requestMs: timeouts.requestMs, headersMs: Math.min(timeouts.headersMs, timeouts.requestMs) } });
     registerSegmentApi(app, {
       sourceByWriteKey: (writeKey) => config.sourceByWriteKey(writeKey),
       encode: (message, lane) => {
@@ -85,6 +84,7 @@ await runService({
       inTurn: (sourceKey, work) => turns.run(sourceKey, work),
       isReady: () => readiness.isReady(),
       isOverloaded: (sourceId) => batcher.isFull(sourceId),
+      trustedProxies: env.INGEST_TRUST_PROXY,
       logger,
       metrics: ingestMetrics,
     });
@@ -98,7 +98,7 @@ await runService({
     // requests and finish those in flight, let their transactions end, then disconnect.
     onShutdown('producer', () => output.stop());
     onShutdown('transactions', () => batcher.close());
-    onShutdown('http', () => app.close());
+    onShutdown('http', () => server.close());
     onShutdown('config', () => config.stop());
     // Listening already: while Kafka or the registry is away at start-up, requests get 503
     // (not ready) and ingest waits for them rather than exiting.

@@ -247,7 +247,10 @@ describe('accepted calls reach the ingest topic', () => {
       { writeKey: null, headers: { 'content-type': 'text/plain;charset=UTF-8' } },
     );
     expect(response.status).toBe(200);
-    expect((await readMessages([messageId])).get(messageId)?.value.sourceId).toBe('web');
+    const value = (await readMessages([messageId])).get(messageId)?.value;
+    expect(value?.sourceId).toBe('web');
+    // analytics.js sends no context.ip: the request's address is stored, as hosted Segment does.
+    expect(JSON.parse(value?.context ?? 'null')).toEqual({ ip: '127.0.0.1' });
   });
 
   it('answers 200 only once the transaction is committed: the records are below the last stable offset at once', async () => {
@@ -346,6 +349,8 @@ describe('refused calls write nothing', () => {
     expect(response.status).toBe(status);
     expect(response.json).toMatchObject({ success: false, ...body });
     expect(typeof response.json.error).toBe('string');
+    // What analytics-python reads from every refusal.
+    expect(response.json.message).toBe(response.json.error);
     expect(await stableOffsets()).toBe(before);
   });
 

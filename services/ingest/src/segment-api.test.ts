@@ -4,6 +4,7 @@
  * covered by segment-api.it.test.ts against the real broker).
  */
 import { gzipSync } from 'node:zlib';
+import type { FastifyError } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { IngestMessage, Source } from '@tributary/schemas';
 import {
@@ -20,7 +21,7 @@ import {
   type ProduceRecord,
 } from '@tributary/shared';
 import { createIngestMetrics } from './ingest-metrics.js';
-import { registerSegmentApi } from './segment-api.js';
+import { clientMistake, registerSegmentApi } from './segment-api.js';
 import { MAX_REQUEST_BYTES } from '@tributary/shared/segment';
 
 const WRITE_KEY = 'wk_test_enabled';
@@ -43,11 +44,14 @@ let overloaded: boolean;
 let overloadAskedFor: Array<string | undefined>;
 
 let lanes: SourceLanes;
+/** The units each request was charged (laneFor's argument). */
+let charged: number[];
 /** The source's enabled destinations, as the config would give them. */
 let destinations: number;
 
 beforeEach(async () => {
   submitted = [];
+  charged = [];
   lanes = new SourceLanes(5);
   destinations = 1;
   ready = true;
@@ -65,7 +69,7 @@ beforeEach(async () => {
     isOverloaded: (sourceId) => (overloadAskedFor.push(sourceId), overloaded),
     logger,
     metrics: createIngestMetrics(metrics.registry),
-    laneFor: (sourceId, units, now) => lanes.laneFor(sourceId, units, now),
+    laneFor: (sourceId, units, now) => (charged.push(units), lanes.laneFor(sourceId, units, now)),
     giveBack: (sourceId, units) => lanes.giveBack(sourceId, units),
     destinationCount: () => destinations,
     now: () => NOW,
@@ -86,6 +90,12 @@ function post(url: string, body: unknown, headers: Record<string, string> = json
 }
 
 describe('accepted calls', () => {
+  it('takes the write key in the body beside a bearer token (analytics-node and analytics-python with OAuth)', async () => {
+    const response = await post('/v1/batch', { writeKey: WRITE_KEY, batch: [{ type: 'track', userId: 'u', event: 'e' }] }, { ...json, authorization: 'Bearer eyJhbGciOiJSUzI1NiJ9.oauth-token' });
+    expect(response.statusCode).toBe(200);
+    expect(written().map(({ value }) => value.sourceId)).toEqual(['web']);
+  });
+
   it('answers 200 {"success":true} once the records are committed, keyed by anonymousId else userId', async () => {
     const response = await post('/v1/batch', {
       batch: [
@@ -280,6 +290,7 @@ describe('refused calls: nothing is submitted', () => {
       success: false,
       code: 'missing_write_key',
       error: 'missing write key: send the write key as the HTTP basic auth user name with an empty password (curl -u WRITE_KEY:), or as "writeKey" in the JSON body',
+      message: 'missing write key: send the write key as the HTTP basic auth user name with an empty password (curl -u WRITE_KEY:), or as "writeKey" in the JSON body',
     });
     expect(response.headers['www-authenticate']).toMatch(/^Basic realm=/);
   });
@@ -287,7 +298,12 @@ describe('refused calls: nothing is submitted', () => {
   it('401 for an unknown write key, without echoing it', async () => {
     const response = await post('/v1/track', { userId: 'u', event: 'e' }, { ...json, authorization: basic('wk_not_a_real_key') });
     expect(response.statusCode).toBe(401);
-    expect(response.json()).toEqual({ success: false, code: 'invalid_write_key', error: 'invalid write key: no source has this write key' });
+    expect(response.json()).toEqual({
+      success: false,
+      code: 'invalid_write_key',
+      error: 'invalid write key: no source has this write key',
+      message: 'invalid write key: no source has this write key',
+    });
     expect(response.body).not.toContain('wk_not_a_real_key');
   });
 
@@ -301,10 +317,39 @@ describe('refused calls: nothing is submitted', () => {
     }
   });
 
-  it('401 for a bearer token', async () => {
+  it('401 for a bearer token without a write key in the body', async () => {
     const response = await post('/v1/track', { userId: 'u', event: 'e' }, { ...json, authorization: `Bearer ${WRITE_KEY}` });
     expect(response.statusCode).toBe(401);
-    expect(response.json().code).toBe('missing_write_key');
+    expect(response.json()).toMatchObject({ code: 'missing_write_key', error: expect.stringContaining('not HTTP basic auth and the body has no "writeKey"') as unknown as string });
+  });
+
+  it('401 for a write key in the body when basic auth names another key: basic auth decides', async () => {
+    const response = await post('/v1/track', { writeKey: WRITE_KEY, userId: 'u', event: 'e' }, { ...json, authorization: basic('wk_not_a_real_key') });
+    expect(response.statusCode).toBe(401);
+    expect(response.json().code).toBe('invalid_write_key');
+  });
+
+  it('every refusal repeats its sentence as message, which analytics-python reads from any non-2xx answer', async () => {
+    const refusals = [
+      await post('/v1/track', { userId: 'u' }),
+      await post('/v1/track', { userId: 'u', event: 'e' }, { 'content-type': 'application/json' }),
+      await post('/v1/purchase', { userId: 'u' }),
+      await app.inject({ method: 'GET', url: '/v1/batch' }),
+      await post('/v1/batch', '{"batch": ['),
+    ];
+    for (const response of refusals) {
+      const body = response.json<{ success: boolean; error: string; message: string }>();
+      expect(body.success).toBe(false);
+      expect(body.message).toBe(body.error);
+    }
+  });
+
+  it('answers a batch of long messageIds in a few KB: each id cut to 100 characters', async () => {
+    const batch = Array.from({ length: 100 }, (_, n) => ({ type: 'track', userId: 'u', messageId: `${n}-${'m'.repeat(4_500)}` }));
+    const response = await post('/v1/batch', { batch });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({ code: 'validation_failed', errorCount: 200 });
+    expect(response.body.length).toBeLessThan(60_000);
   });
 
   it('400 naming the message and field of a validation failure', async () => {
@@ -319,6 +364,7 @@ describe('refused calls: nothing is submitted', () => {
       success: false,
       code: 'validation_failed',
       error: 'message 1: group needs groupId; nothing in this request was accepted',
+      message: 'message 1: group needs groupId; nothing in this request was accepted',
       errors: [{ index: 1, messageId: 'g-1', field: 'groupId', message: 'group needs groupId' }],
       errorCount: 1,
     });
@@ -432,7 +478,37 @@ describe('refused calls: nothing is submitted', () => {
         success: false,
         code: 'internal_error',
         error: 'message 0 passed validation but could not be encoded; nothing in this request was accepted',
+        message: 'message 0 passed validation but could not be encoded; nothing in this request was accepted',
       });
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it('500, logged, for a failure inside the service — not a 400 the client would drop, nor its message', async () => {
+    const lines: string[] = [];
+    const logger = createLogger({ service: 'ingest-test', level: 'error', destination: { write: (line: string) => void lines.push(line) } });
+    const broken = createHttpServer({ logger, metrics: createMetrics('ingest-bug'), readiness: createReadiness() });
+    registerSegmentApi(broken, {
+      sourceByWriteKey: () => {
+        throw new TypeError("Cannot read properties of undefined (reading 'enabled')");
+      },
+      encode: (message, lane) => ({ topic: `ingest-${lane}`, value: Buffer.from(JSON.stringify(message)) }),
+      submit: (records) => submit(records),
+      isReady: () => true,
+      isOverloaded: () => false,
+      logger,
+      metrics: createIngestMetrics(createMetrics('ingest-bug-2').registry),
+    });
+    try {
+      const response = await broken.inject({ method: 'POST', url: '/v1/track?writeKey=wk_in_query', headers: json, payload: JSON.stringify({ userId: 'u', event: 'e' }) });
+      expect(response.statusCode).toBe(500);
+      expect(response.json()).toMatchObject({ success: false, code: 'internal_error' });
+      expect(response.body).not.toContain('enabled');
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'error', msg: 'segment API request failed', route: '/v1/track', err: { type: 'TypeError' } });
+      expect(lines[0]).not.toContain('wk_in_query');
+      expect(lines[0]).not.toContain(WRITE_KEY);
     } finally {
       await broken.close();
     }
@@ -444,6 +520,100 @@ describe('refused calls: nothing is submitted', () => {
     expect(response.statusCode).toBe(503);
     expect(response.headers['retry-after']).toBe('5');
     expect(response.json()).toMatchObject({ success: false, code: 'unavailable' });
+  });
+});
+
+describe('clientMistake: which errors are the client\'s 4xx', () => {
+  const error = (message: string, props: Record<string, unknown>) => Object.assign(new Error(message), props) as unknown as FastifyError;
+
+  it("is Fastify's own refusals of a body, and a body the client broke off", () => {
+    expect(clientMistake(error('Request body size did not match Content-Length', { code: 'FST_ERR_CTP_INVALID_CONTENT_LENGTH', statusCode: 400 }))).toEqual({
+      status: 400,
+      code: 'bad_request',
+      error: 'the request could not be read: Request body size did not match Content-Length',
+    });
+    expect(clientMistake(error('x', { code: 'FST_ERR_CTP_BODY_TOO_LARGE', statusCode: 413 }))?.code).toBe('body_too_large');
+    expect(clientMistake(error('aborted', { code: 'ECONNRESET', statusCode: 400 }))?.code).toBe('request_aborted');
+  });
+
+  it("is one of the API's own errors, thrown", () => {
+    const thrown = { status: 415, code: 'unsupported_media_type', error: 'send JSON' };
+    expect(clientMistake(thrown as unknown as FastifyError)).toBe(thrown);
+  });
+
+  it('is nothing else: a bug, an error with a status from a library, a Fastify 5xx', () => {
+    expect(clientMistake(new TypeError("Cannot read properties of undefined (reading 'id')") as unknown as FastifyError)).toBeUndefined();
+    expect(clientMistake(error('upstream said no', { status: 400, code: 'UND_ERR' }))).toBeUndefined();
+    expect(clientMistake(error('schema registry', { statusCode: 400 }))).toBeUndefined();
+    expect(clientMistake(error('x', { code: 'FST_ERR_SOMETHING', statusCode: 500 }))).toBeUndefined();
+  });
+});
+
+describe('what a request is charged', () => {
+  const tiny = (count: number) => Array.from({ length: count }, () => ({ type: 'track', userId: 'u', event: 'e' }));
+
+  it("charges a batch by what it is written as: its context copied into each message, not the body's 32 KB", async () => {
+    const context = { library: { name: 'analytics-go' }, pad: 'c'.repeat(30_000) };
+    const body = JSON.stringify({ context, batch: tiny(60) });
+    expect(Buffer.byteLength(body)).toBeLessThan(33_000);
+    const response = await post('/v1/batch', body);
+    expect(response.statusCode).toBe(200);
+    // 60 messages, each written with the 30 KB context: about 1.8 MB, 4 KiB a unit.
+    expect(charged).toEqual([Math.ceil((60 * (JSON.stringify(context).length + JSON.stringify(tiny(1)[0]).length)) / 4_096)]);
+  });
+
+  it('charges an ordinary request as before: its messages, or its body in 4 KiB units', async () => {
+    await post('/v1/batch', { batch: tiny(3) });
+    await post('/v1/track', { userId: 'u', event: 'e', properties: { pad: 'x'.repeat(25_000) } });
+    expect(charged).toEqual([3, 7]);
+  });
+
+  it("refuses the reviewer's 32.7 KB batch whose context.integrations, written twice, makes 2.65 MB", async () => {
+    const context = { library: { name: 'analytics-go' }, pad: 'c'.repeat(16_000), integrations: { Webhooks: { headers: 'i'.repeat(14_000) } } };
+    const body = JSON.stringify({ context, batch: tiny(60) });
+    expect(Buffer.byteLength(body)).toBeLessThan(33_000);
+    const response = await post('/v1/batch', body);
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({ success: false, code: 'request_too_large', limit: 2_000_000 });
+    expect(submitted).toEqual([]);
+  });
+});
+
+describe('context.ip', () => {
+  const contextOf = (index = 0) => JSON.parse(written()[index]!.value.context!) as Record<string, unknown>;
+
+  it("stores the request's address when the client sent none, and ignores X-Forwarded-For unless a proxy is trusted", async () => {
+    const response = await post('/v1/track', { anonymousId: 'a', event: 'e' }, { ...json, 'x-forwarded-for': '203.0.113.50' });
+    expect(response.statusCode).toBe(200);
+    expect(contextOf()).toEqual({ ip: '127.0.0.1' });
+  });
+
+  it('never overwrites an ip the client sent', async () => {
+    await post('/v1/track', { anonymousId: 'a', event: 'e', context: { ip: '203.0.113.9' } });
+    expect(contextOf()).toEqual({ ip: '203.0.113.9' });
+  });
+
+  it('takes the address the trusted proxy appended to X-Forwarded-For (INGEST_TRUST_PROXY=1)', async () => {
+    const logger = createLogger({ service: 'ingest-test', level: 'silent' });
+    const proxied = createHttpServer({ logger, metrics: createMetrics('ingest-proxied'), readiness: createReadiness() });
+    registerSegmentApi(proxied, {
+      sourceByWriteKey: (key) => SOURCES[key],
+      encode: (message, lane) => ({ topic: `ingest-${lane}`, value: Buffer.from(JSON.stringify(message)) }),
+      submit: (records) => submit(records),
+      isReady: () => true,
+      isOverloaded: () => false,
+      trustedProxies: 1,
+      logger,
+      metrics: createIngestMetrics(createMetrics('ingest-proxied-2').registry),
+    });
+    try {
+      // The client wrote its own X-Forwarded-For; the balancer appended the address it saw.
+      const response = await proxied.inject({ method: 'POST', url: '/v1/track', headers: { ...json, 'x-forwarded-for': '10.9.9.9, 198.51.100.23' }, payload: '{"anonymousId":"a","event":"e"}' });
+      expect(response.statusCode).toBe(200);
+      expect(contextOf()).toEqual({ ip: '198.51.100.23' });
+    } finally {
+      await proxied.close();
+    }
   });
 });
 
@@ -468,6 +638,7 @@ describe('Kafka trouble', () => {
       success: false,
       code: 'unavailable',
       error: 'Kafka did not accept the messages; retry the request',
+      message: 'Kafka did not accept the messages; retry the request',
     });
   });
 

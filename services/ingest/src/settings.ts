@@ -1,5 +1,7 @@
 /** The ingest service's settings beyond `commonEnv`; each is documented in the README. */
+import { z } from 'zod';
 import { envTypes } from '@tributary/shared';
+import { parseTrustProxy } from './client-address.js';
 
 export const ingestEnv = {
   /** Port of the Segment API, the admin API and the ops routes. */
@@ -27,4 +29,17 @@ export const ingestEnv = {
   INGEST_HEADERS_TIMEOUT: envTypes.duration('10s'),
   /** How long an idle keep-alive connection stays open (above common load balancers' 60 s). */
   INGEST_KEEP_ALIVE_TIMEOUT: envTypes.duration('65s'),
+  /**
+   * Proxies in front of ingest trusted to have appended the client's address to
+   * X-Forwarded-For, which is then stored as `context.ip` (client-address.ts): `false` (the
+   * socket's peer), a hop count, or `true` (every hop: the header's first address).
+   */
+  INGEST_TRUST_PROXY: z
+    .string()
+    .transform((text, ctx) => {
+      const trusted = parseTrustProxy(text);
+      if (trusted === undefined) ctx.addIssue({ code: 'custom', message: 'must be true, false or a number of proxies (e.g. 1 behind one load balancer)' });
+      return trusted ?? 0;
+    })
+    .prefault('false'),
 };

@@ -29,11 +29,18 @@ describe('credentialsFromHeader', () => {
     });
   });
 
-  it('explains other schemes and an empty user name', () => {
-    const bearer = credentialsFromHeader('Bearer wk_live_123');
-    expect(bearer.kind).toBe('malformed');
-    expect(bearer.kind === 'malformed' && bearer.problem).toMatch(/not HTTP basic auth: send the write key as the HTTP basic auth user name/);
+  it('leaves another scheme (an OAuth bearer token) to the body, with the answer for a body without a key', () => {
+    const bearer = credentialsFromHeader('Bearer eyJhbGciOiJSUzI1NiJ9.token');
+    expect(bearer.kind).toBe('otherScheme');
+    expect(bearer.kind === 'otherScheme' && bearer.problem).toMatch(/not HTTP basic auth and the body has no "writeKey": send the write key as the HTTP basic auth user name/);
+    expect(credentialsFromHeader('Digest username="x"').kind).toBe('otherScheme');
+  });
+
+  it('refuses basic auth that names no write key: it takes precedence over the body', () => {
     expect(credentialsFromHeader(basic(':')).kind).toBe('malformed');
+    expect(credentialsFromHeader('Basic').kind).toBe('malformed');
+    const garbled = credentialsFromHeader('Basic not*base64');
+    expect(garbled).toMatchObject({ kind: 'malformed', problem: expect.stringMatching(/not valid HTTP basic auth/) as unknown as string });
   });
 });
 

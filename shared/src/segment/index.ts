@@ -6,6 +6,7 @@
 export * from './api-error.js';
 export * from './auth.js';
 export * from './clock-skew.js';
+export * from './echo.js';
 export * from './free-form-depth.js';
 export * from './json-body.js';
 export * from './json-objects.js';

@@ -35,11 +35,34 @@ describe('parseJsonBody', () => {
     expect(parseJsonBody(Buffer.from('  '))).toMatchObject({ ok: false, error: { status: 400, code: 'invalid_json', error: 'the request body is empty: send a JSON object' } });
   });
 
+  const problemOf = (text: string) => {
+    const result = parseJsonBody(Buffer.from(text));
+    if (result.ok) throw new Error(`parsed: ${text}`);
+    expect(result.error).toMatchObject({ status: 400, code: 'invalid_json' });
+    return result.error.error;
+  };
+
   it('refuses malformed JSON without quoting the body back', () => {
-    const result = parseJsonBody(Buffer.from('xyz{"writeKey":"wk_secret_value"}'));
-    expect(result).toMatchObject({ ok: false, error: { status: 400, code: 'invalid_json' } });
-    expect(JSON.stringify(result)).not.toContain('wk_secret');
-    expect(result.ok ? '' : result.error.error).toBe("the request body is not valid JSON: Unexpected token 'x'");
+    const problem = problemOf('xyz{"writeKey":"wk_secret_value"}');
+    expect(problem).not.toContain('wk_secret');
+    expect(problem).toBe('the request body is not valid JSON: Unexpected character at position 0 (line 1 column 1)');
+  });
+
+  it('says where an unexpected character is when V8 quotes the middle of a long body instead ("...")', () => {
+    // V8: `Unexpected token 'x', ..."ecret_1234","batch":[1,2,3, x]}" is not valid JSON`.
+    const body = `{"writeKey":"wk_secret_1234","batch":[${Array.from({ length: 30 }, (_, n) => n).join(',')}, x]}`;
+    const problem = problemOf(body);
+    expect(problem).not.toMatch(/wk_secret|secret|batch|\.\.\.|"/);
+    expect(problem).toBe(`the request body is not valid JSON: Unexpected character at position ${body.indexOf('x]')} (line 1 column ${body.indexOf('x]') + 1})`);
+  });
+
+  it("keeps V8's own phrase and position where it gives one, with line and column", () => {
+    expect(problemOf('{"batch": [1 2]}')).toBe("the request body is not valid JSON: Expected ',' or ']' after array element at position 13 (line 1 column 14)");
+    expect(problemOf('{"a":1}\n  x')).toBe('the request body is not valid JSON: Unexpected non-whitespace character after JSON at position 10 (line 2 column 3)');
+    expect(problemOf('{"batch": [')).toBe('the request body is not valid JSON: Unexpected end of JSON input at position 11 (line 1 column 12)');
+    expect(problemOf('{\n"writeKey": "wk_secret_1234" x}')).toBe(
+      "the request body is not valid JSON: Expected ',' or '}' after property value at position 31 (line 2 column 30)",
+    );
   });
 });
 

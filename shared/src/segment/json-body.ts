@@ -5,6 +5,7 @@
  */
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
 import type { ApiError } from './api-error.js';
+import { lineAndColumn, syntaxErrorOffset } from './json-syntax.js';
 
 /** Levels around a message's fields: the batch object, its array, the message object. */
 const ENVELOPE_DEPTH = 3;
@@ -54,15 +55,31 @@ export function parseJsonBody(body: Buffer): ParsedBody {
   try {
     return { ok: true, value: JSON.parse(text) as unknown, fieldsWithinDepth };
   } catch (error) {
-    return { ok: false, error: { status: 400, code: 'invalid_json', error: `the request body is not valid JSON: ${jsonProblem(error as Error)}` } };
+    return { ok: false, error: { status: 400, code: 'invalid_json', error: `the request body is not valid JSON: ${jsonProblem(error as Error, text)}` } };
   }
 }
 
 /**
- * V8's message without the excerpt of the body it quotes (`Unexpected token 'x', "{…" is
- * not valid JSON`): the excerpt may hold the write key, and answers and logs never do.
+ * V8's wording of a mistake it locates: a fixed phrase (`Expected ',' or ']' after array
+ * element in JSON`, `Unexpected non-whitespace character after JSON`) and the offset.
  */
-function jsonProblem(error: Error): string {
-  const quoted = error.message.indexOf(', "');
-  return quoted >= 0 && error.message.endsWith('is not valid JSON') ? error.message.slice(0, quoted) : error.message;
+const LOCATED = /^([^"]*?)(?: in JSON)? at position (\d+)/;
+
+/**
+ * What is wrong with the text and where — a phrase, the offset, line and column — and never
+ * any of the text itself: V8 quotes an excerpt of the body for an unexpected character
+ * (`Unexpected token 'x', ..."ey":"wk_…"... is not valid JSON`), and the excerpt may hold the
+ * write key, which answers and logs never do. Only V8's fixed phrases are kept (not its
+ * `Unexpected token 'x'`, which quotes a character of the body); where V8 gives no offset, the
+ * scan in json-syntax.ts finds it. Line and column are computed here, the same on every Node
+ * version (V8 adds them from Node 22 on).
+ */
+function jsonProblem(error: Error, text: string): string {
+  const located = LOCATED.exec(error.message);
+  const offset = located ? Number(located[2]) : syntaxErrorOffset(text);
+  const atEnd = offset === undefined || offset >= text.length;
+  const phrase = located && !located[1]!.startsWith('Unexpected token') ? located[1]! : atEnd ? 'Unexpected end of JSON input' : 'Unexpected character';
+  if (offset === undefined) return phrase;
+  const { line, column } = lineAndColumn(text, offset);
+  return `${phrase} at position ${offset} (line ${line} column ${column})`;
 }

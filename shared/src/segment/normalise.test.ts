@@ -156,6 +156,44 @@ describe('toIngestMessage', () => {
   });
 });
 
+describe('toIngestMessage: context.ip', () => {
+  const fromAddress = (body: unknown, kind: CallKind = 'batch', ip = '198.51.100.4') => {
+    const { envelope, messages } = valid(body, kind);
+    return messages.map((message) => toIngestMessage(message, envelope, { ...receipt, ip }));
+  };
+
+  it("stores the request's address as context.ip when the client sent none, as hosted Segment does", () => {
+    const [bare] = fromAddress({ anonymousId: 'a', event: 'e' }, 'track');
+    expect(JSON.parse(bare!.context!)).toEqual({ ip: '198.51.100.4' });
+    const [withContext] = fromAddress({ anonymousId: 'a', event: 'e', context: { library: { name: 'analytics.js' } } }, 'track');
+    expect(JSON.parse(withContext!.context!)).toEqual({ library: { name: 'analytics.js' }, ip: '198.51.100.4' });
+  });
+
+  it('never overwrites an ip the client sent, in the message or the batch, whatever its value', () => {
+    const messages = fromAddress({
+      context: { ip: '203.0.113.1' },
+      batch: [
+        { type: 'track', userId: 'u', event: 'batch ip' },
+        { type: 'track', userId: 'u', event: 'own ip', context: { ip: '203.0.113.2' } },
+        { type: 'track', userId: 'u', event: 'opted out', context: { ip: null } },
+      ],
+    });
+    expect(messages.map((message) => (JSON.parse(message.context!) as { ip: unknown }).ip)).toEqual(['203.0.113.1', '203.0.113.2', null]);
+  });
+
+  it("leaves the batch's shared context untouched for the messages after", () => {
+    const context = { library: { name: 'analytics-go' } };
+    const messages = fromAddress({ context, batch: [{ type: 'identify', userId: 'u1' }, { type: 'identify', userId: 'u2' }] });
+    expect(messages.map((message) => message.context)).toEqual(Array(2).fill('{"library":{"name":"analytics-go"},"ip":"198.51.100.4"}'));
+    expect(context).toEqual({ library: { name: 'analytics-go' } });
+  });
+
+  it('adds nothing without an address (@tributary/producer)', () => {
+    const [message] = normalised({ anonymousId: 'a', event: 'e' }, 'track');
+    expect(message!.context).toBeNull();
+  });
+});
+
 describe('recordKey', () => {
   it('is the anonymousId, else the userId', () => {
     expect(recordKey({ anonymousId: 'a', userId: 'u' })).toBe('a');

@@ -1,9 +1,9 @@
 /**
  * A validated call turned into the record the pipeline carries on the ingest topic:
  * a messageId for every message, server receipt time, the skew-corrected timestamp
- * beside the client's own, the batch context merged under the message's, one
- * integrations object (the batch's under the message's), and the free-form parts as
- * JSON text.
+ * beside the client's own, the batch context merged under the message's (with the
+ * request's address as `context.ip` when the client sent none), one integrations object
+ * (the batch's under the message's), and the free-form parts as JSON text.
  *
  * Fields are kept as the client sent them. In particular a page's or screen's `name`
  * is the top-level `name`; analytics.js also repeats it in `properties.name`, and those
@@ -21,6 +21,12 @@ export interface Receipt {
   sourceId: string;
   receivedAt: number;
   newMessageId: () => string;
+  /**
+   * The address the request came from (ingest over HTTP; unset for @tributary/producer, which
+   * has none). Hosted Segment stores it as `context.ip` when the client sent none — analytics.js
+   * never sends one — so destinations that geolocate events find it where they look.
+   */
+  ip?: string;
 }
 
 function jsonText(value: JsonObject | undefined): string | null {
@@ -37,8 +43,18 @@ function integrationsOf(message: ValidMessage, envelope: Envelope): JsonObject |
   return mergeUnder(mergeIntegrations(envelope.integrations, envelope.context), mergeIntegrations(message.integrations, message.context));
 }
 
+/**
+ * The context with the request's address as `ip`, unless the client put an `ip` key there
+ * (whatever its value: `null` or `"0.0.0.0"` is how a client opts out). A new object: the
+ * merged context may be the batch's own, shared by every message.
+ */
+function withRequestIp(context: JsonObject | undefined, ip: string | undefined): JsonObject | undefined {
+  if (ip === undefined || (context !== undefined && Object.hasOwn(context, 'ip'))) return context;
+  return { ...context, ip };
+}
+
 export function toIngestMessage(message: ValidMessage, envelope: Envelope, receipt: Receipt): IngestMessage {
-  const context = mergeContext(envelope.context, message.context);
+  const context = withRequestIp(mergeContext(envelope.context, message.context), receipt.ip);
   const sentAt = message.sentAt ?? envelope.sentAt;
   return {
     messageId: message.messageId ?? receipt.newMessageId(),

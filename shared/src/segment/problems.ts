@@ -2,7 +2,10 @@
  * The problems found in one request, as a refusal lists them: every one counted, only the
  * first MAX_LISTED_ERRORS kept. A 500 KB batch of tens of thousands of broken items would
  * otherwise build (and hold) an object per problem only to throw all but 100 of them away.
+ * Each listed messageId is cut as answers cut what they repeat (echo.ts), so the answer stays
+ * small whatever the ids sent.
  */
+import { echoed } from './echo.js';
 
 /** Problems listed in one answer; a badly broken batch of 500 should not produce a huge reply. */
 export const MAX_LISTED_ERRORS = 100;
@@ -10,6 +13,7 @@ export const MAX_LISTED_ERRORS = 100;
 export interface FieldError {
   /** Position in the batch (0 for a single call); null for a problem of the request itself. */
   index: number | null;
+  /** The client's messageId, its first 100 characters when longer (echo.ts). */
   messageId: string | null;
   /** The offending field; null when the whole message is at fault. */
   field: string | null;
@@ -24,7 +28,7 @@ export class ProblemList {
 
   add(index: number | null, messageId: string | null, field: string | null, message: string): void {
     this.count++;
-    if (this.listed.length < MAX_LISTED_ERRORS) this.listed.push({ index, messageId, field, message });
+    if (this.listed.length < MAX_LISTED_ERRORS) this.listed.push({ index, messageId: messageId === null ? null : echoed(messageId), field, message });
   }
 
   /**

@@ -110,3 +110,14 @@ describe('prepareCall: the router nesting rule', () => {
     );
   });
 });
+
+describe('prepareCall: what the records are written as', () => {
+  it("reports the bytes the messages are written as, the batch's context in each of them", () => {
+    const context = { pad: 'c'.repeat(1_000) };
+    const prepared = prepareBody({ context, batch: Array.from({ length: 10 }, () => ({ type: 'track', userId: 'u', event: 'e' })) }, 'batch');
+    if (!prepared.ok) throw new Error('expected acceptance');
+    expect(prepared.expandedBytes).toBeGreaterThanOrEqual(10 * Buffer.byteLength(JSON.stringify(context)));
+    const written = prepared.messages.reduce((sum, { message }) => sum + Buffer.byteLength(message.context ?? ''), 0);
+    expect(prepared.expandedBytes).toBeGreaterThanOrEqual(written);
+  });
+});

@@ -20,7 +20,14 @@ export interface PreparedMessage {
   key: string;
 }
 
-export type PreparedCall = { ok: true; messages: PreparedMessage[] } | { ok: false; error: ApiError };
+export type PreparedCall =
+  | {
+      ok: true;
+      messages: PreparedMessage[];
+      /** Bytes of JSON the messages are written as, the batch's shared parts in each (validation.ts's ValidRequest). */
+      expandedBytes: number;
+    }
+  | { ok: false; error: ApiError };
 
 export interface PrepareOptions {
   /**
@@ -34,7 +41,7 @@ export interface PrepareOptions {
 export function prepareCall(body: unknown, kind: CallKind, receipt: Receipt, options: PrepareOptions = {}): PreparedCall {
   const validation = validateRequest(body, kind);
   if (!validation.ok) return validation;
-  const { envelope, messages } = validation.request;
+  const { envelope, messages, expandedBytes } = validation.request;
   const prepared: PreparedMessage[] = new Array(messages.length);
   const tooDeep = new ProblemList();
   for (let index = 0; index < messages.length; index++) {
@@ -47,7 +54,7 @@ export function prepareCall(body: unknown, kind: CallKind, receipt: Receipt, opt
   if (tooDeep.count > 0) {
     return { ok: false, error: { status: 400, code: 'too_deep', error: tooDeep.sentence(), details: { limit: MAX_JSON_DEPTH, ...tooDeep.details() } } };
   }
-  return { ok: true, messages: prepared };
+  return { ok: true, messages: prepared, expandedBytes };
 }
 
 /** Names what was merged into the field: the message's own part may be within the limit. */

@@ -344,6 +344,31 @@ describe('validateRequest: size limits', () => {
     ]);
   });
 
+  it('counts what is written: the batch\'s context once per message, and every context.integrations twice', () => {
+    const integrations = { Webhooks: { pad: 'i'.repeat(9_000) } };
+    const context = { library: { name: 'analytics-go' }, pad: 'c'.repeat(4_000), integrations };
+    const message = { type: 'track', userId: 'u', event: 'e' };
+    const messageBytes = Buffer.byteLength(JSON.stringify(message));
+    const contextBytes = Buffer.byteLength(JSON.stringify(context));
+    const integrationsBytes = Buffer.byteLength(JSON.stringify(integrations));
+    // Each message is written with the context (integrations inside it) and, again, the integrations.
+    const request = accepted(validateRequest({ batch: [message, message], context }, 'batch'));
+    expect(request.expandedBytes).toBe(2 * (messageBytes + contextBytes + integrationsBytes));
+    // A message's own context.integrations is written twice too.
+    const own = { ...message, context: { integrations } };
+    expect(accepted(validateRequest(own, 'track')).expandedBytes).toBe(Buffer.byteLength(JSON.stringify(own)) + integrationsBytes);
+  });
+
+  it("refuses a batch whose context.integrations, written twice, takes it past 2 MB — though counted once it would not be", () => {
+    // 150 messages × (context 4 KB + integrations 9 KB) = 1.95 MB counted once, 3.3 MB as written.
+    const context = { pad: 'c'.repeat(4_000), integrations: { Webhooks: { pad: 'i'.repeat(9_000) } } };
+    const batch = Array.from({ length: 150 }, () => ({ type: 'track', userId: 'u', event: 'e' }));
+    const result = validateRequest({ batch, context }, 'batch');
+    if (result.ok) throw new Error('expected refusal');
+    expect(result.error).toMatchObject({ code: 'request_too_large', details: { limit: 2_000_000 } });
+    expect(result.error.error).toMatch(/once the batch's context \(\d+ bytes, of which context.integrations' 9023 are written twice: in the context and in integrations\) is merged into each of its 150 messages/);
+  });
+
   it('describes the request limit', () => {
     expect(requestTooLarge(MAX_REQUEST_BYTES + 1)).toEqual({
       status: 400,
@@ -351,6 +376,32 @@ describe('validateRequest: size limits', () => {
       error: 'the request body is 512001 bytes (after decompression); the limit is 512000 bytes (500 KB) per request: send smaller batches',
       details: { limit: 512000 },
     });
+  });
+});
+
+describe('validateRequest: what answers repeat of the input', () => {
+  it('cuts each echoed messageId to 100 characters, keeping the 100 listed problems, so a large batch of long ids gets a small answer', () => {
+    // What the reviewer sent: 453 KB of messages each with a 4,500-character id and no event.
+    const batch = Array.from({ length: 100 }, (_, n) => ({ type: 'track', userId: 'u', messageId: `${n}-${'m'.repeat(4_500)}` }));
+    const result = validateRequest({ batch }, 'batch');
+    if (result.ok) throw new Error('expected refusal');
+    const errors = errorsOf(result);
+    expect(errors).toHaveLength(MAX_LISTED_ERRORS);
+    expect(errors[0]!.messageId).toBe(`0-${'m'.repeat(98)}…(4402 more characters)`);
+    expect(Buffer.byteLength(JSON.stringify(result.error))).toBeLessThan(60_000);
+  });
+
+  it('keeps a messageId of up to 100 characters whole', () => {
+    const messageId = 'm'.repeat(100);
+    expect(errorsOf(validateRequest({ userId: 'u', messageId }, 'track'))[0]!.messageId).toBe(messageId);
+  });
+
+  it('cuts an echoed type or timestamp value', () => {
+    const [type] = errorsOf(validateRequest({ batch: [{ type: 't'.repeat(10_000), userId: 'u' }] }, 'batch'));
+    expect(type!.message).toBe(`type "${'t'.repeat(99)}…(9902 more characters) is not accepted: use one of identify, track, page, screen, group, alias`);
+    const [timestamp] = errorsOf(validateRequest({ userId: 'u', timestamp: 'y'.repeat(10_000) }, 'identify'));
+    expect(timestamp!.message.length).toBeLessThan(250);
+    expect(timestamp!.message).toMatch(/^timestamp "y+…\(9902 more characters\) is not an ISO-8601 date-time/);
   });
 });
 

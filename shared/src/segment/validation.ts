@@ -12,8 +12,9 @@
  *   a message and (`context`, `integrations`) at the top of a batch;
  * - one message is at most 32 KB of JSON — counting the batch's `context` and `integrations`,
  *   which are merged into every message — and one request at most 500 KB as sent and 2 MB as
- *   written (the batch's context and integrations once per message), so a small request
- *   cannot make ingest write gigabytes;
+ *   written (the batch's context and integrations once per message, and every
+ *   `context.integrations` twice, as normalise.ts writes it both in the context and in the
+ *   record's integrations), so a small request cannot make ingest write gigabytes;
  * - a messageId is at most 100 characters (as Segment's API keeps them), the other ids at
  *   most 512; free-form fields nest at most 64 levels (checked once merged: segment-call.ts).
  *
@@ -22,6 +23,7 @@
  */
 import { MAX_ID_LENGTH, MAX_MESSAGE_ID_LENGTH } from '../limits.js';
 import type { ApiError } from './api-error.js';
+import { echoedJson } from './echo.js';
 import { isJsonObject, type JsonObject } from './json-objects.js';
 import { ProblemList } from './problems.js';
 import { parseTimestamp } from './timestamps.js';
@@ -72,6 +74,14 @@ export interface Envelope {
 export interface ValidRequest {
   envelope: Envelope;
   messages: ValidMessage[];
+  /**
+   * Bytes of JSON the messages are written as: each message's own, plus the batch's `context`
+   * and `integrations` once per message, plus every `context.integrations` again (normalise.ts
+   * writes it inside the context and in the record's integrations). An upper bound — merged
+   * keys may overlap — at most MAX_EXPANDED_REQUEST_BYTES; what the request costs downstream,
+   * however small its body.
+   */
+  expandedBytes: number;
 }
 
 export type Validation = { ok: true; request: ValidRequest } | { ok: false; error: ApiError };
@@ -123,7 +133,9 @@ export function validateRequest(body: unknown, kind: CallKind): Validation {
   }
 
   // The batch's context and integrations are written into every message: they count against
-  // each message's limit and, once per message, against the request's expanded size.
+  // each message's limit and, once per message, against the request's expanded size — as do
+  // the second copies of context.integrations, which the per-message limit (the client's
+  // message as Segment counts it) leaves out.
   const shared = sharedParts(envelope);
   const { oversized, expandedBytes } = measureMessages(items, shared);
   if (oversized.count > 0) {
@@ -145,7 +157,7 @@ export function validateRequest(body: unknown, kind: CallKind): Validation {
         status: 400,
         code: 'request_too_large',
         error:
-          `the request would be written as ${expandedBytes} bytes once the batch's ${shared.name} (${shared.bytes} bytes) ${shared.verb} merged into each of its ` +
+          `the request would be written as ${expandedBytes} bytes once the batch's ${shared.name} (${shared.bytes} bytes${shared.writtenTwice > 0 ? `, of which context.integrations' ${shared.writtenTwice} are written twice: in the context and in integrations` : ''}) ${shared.verb} merged into each of its ` +
           `${items.length} messages; the limit is ${MAX_EXPANDED_REQUEST_BYTES} bytes (2 MB) written per request: send a smaller ${shared.name} or fewer messages per batch`,
         details: { limit: MAX_EXPANDED_REQUEST_BYTES, expandedBytes },
       },
@@ -159,7 +171,7 @@ export function validateRequest(body: unknown, kind: CallKind): Validation {
     if (message) messages.push(message);
   });
   if (problems.count > 0) return rejected(problems);
-  return { ok: true, request: { envelope, messages } };
+  return { ok: true, request: { envelope, messages, expandedBytes } };
 }
 
 /** Records a problem with one field of the message (or batch) being read. */
@@ -172,17 +184,29 @@ function rejected(problems: ProblemList): { ok: false; error: ApiError } {
 /** What of a batch is merged into each of its messages, and its bytes as JSON. */
 interface SharedParts {
   bytes: number;
+  /** Bytes of the batch's `context.integrations`, written a second time in each message's integrations. */
+  writtenTwice: number;
   /** How the answers name it: "context", "integrations" or "context and integrations". */
   name: string;
   verb: 'is' | 'are';
 }
 
+function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
+}
+
+/** Bytes of `context.integrations` when it is an object: normalise.ts writes it a second time, into the record's integrations. */
+function contextIntegrationsBytes(context: unknown): number {
+  if (!isJsonObject(context) || !Object.hasOwn(context, 'integrations')) return 0;
+  const integrations = context.integrations;
+  return isJsonObject(integrations) ? jsonBytes(integrations) : 0;
+}
+
 function sharedParts({ context, integrations }: Envelope): SharedParts {
-  const contextBytes = context === undefined ? 0 : Buffer.byteLength(JSON.stringify(context), 'utf8');
-  const integrationsBytes = integrations === undefined ? 0 : Buffer.byteLength(JSON.stringify(integrations), 'utf8');
-  const bytes = contextBytes + integrationsBytes;
-  if (integrations !== undefined && context !== undefined) return { bytes, name: 'context and integrations', verb: 'are' };
-  return { bytes, name: integrations !== undefined ? 'integrations' : 'context', verb: 'is' };
+  const bytes = (context === undefined ? 0 : jsonBytes(context)) + (integrations === undefined ? 0 : jsonBytes(integrations));
+  const writtenTwice = contextIntegrationsBytes(context);
+  if (integrations !== undefined && context !== undefined) return { bytes, writtenTwice, name: 'context and integrations', verb: 'are' };
+  return { bytes, writtenTwice, name: integrations !== undefined ? 'integrations' : 'context', verb: 'is' };
 }
 
 function clientMessageId(item: unknown): string | null {
@@ -191,14 +215,18 @@ function clientMessageId(item: unknown): string | null {
   return typeof id === 'string' ? id : typeof id === 'number' ? String(id) : null;
 }
 
-/** Each message's size with the batch's shared parts merged in (an upper bound: keys may overlap), and their sum. */
+/**
+ * Each message's size with the batch's shared parts merged in (an upper bound: keys may
+ * overlap), held to the per-message limit; and the sum of what they are written as, which
+ * also counts each `context.integrations` a second time.
+ */
 function measureMessages(items: unknown[], shared: SharedParts): { oversized: ProblemList; expandedBytes: number } {
   const oversized = new ProblemList();
   let expandedBytes = 0;
   items.forEach((item, index) => {
-    const own = Buffer.byteLength(JSON.stringify(item) ?? '', 'utf8');
+    const own = jsonBytes(item);
     const bytes = own + shared.bytes;
-    expandedBytes += bytes;
+    expandedBytes += bytes + shared.writtenTwice + (isJsonObject(item) ? contextIntegrationsBytes(item.context) : 0);
     if (bytes > MAX_MESSAGE_BYTES) {
       const how = shared.bytes > 0 ? ` (${own} of its own and ${shared.bytes} of the batch's ${shared.name})` : '';
       oversized.add(index, clientMessageId(item), null, `message ${index} is ${bytes} bytes${how}; the limit is ${MAX_MESSAGE_BYTES} bytes per message`);
@@ -217,7 +245,7 @@ function messageType(item: JsonObject, routeType: AcceptedType | undefined, repo
   const given = item.type;
   if (routeType !== undefined) {
     if (given !== undefined && given !== null && given !== routeType) {
-      report('type', `type ${JSON.stringify(given)} does not match the /v1/${routeType} endpoint; omit it or send ${JSON.stringify(routeType)}`);
+      report('type', `type ${echoedJson(given)} does not match the /v1/${routeType} endpoint; omit it or send ${JSON.stringify(routeType)}`);
       return undefined;
     }
     return routeType;
@@ -228,7 +256,7 @@ function messageType(item: JsonObject, routeType: AcceptedType | undefined, repo
   }
   if (typeof given !== 'string' || !isAcceptedType(given)) {
     const reason = given === 'delete' ? 'deletions go through the admin API, not the tracking API' : `use one of ${TYPE_LIST}`;
-    report('type', `type ${JSON.stringify(given)} is not accepted: ${reason}`);
+    report('type', `type ${echoedJson(given)} is not accepted: ${reason}`);
     return undefined;
   }
   return given;
@@ -310,7 +338,7 @@ function timestampField(item: JsonObject, field: string, report: Report): number
   if (value === undefined || value === null) return null;
   const parsed = typeof value === 'string' ? parseTimestamp(value) : undefined;
   if (parsed === undefined) {
-    report(field, `${field} ${JSON.stringify(value)} is not an ISO-8601 date-time (e.g. ${TIMESTAMP_EXAMPLE})`);
+    report(field, `${field} ${echoedJson(value)} is not an ISO-8601 date-time (e.g. ${TIMESTAMP_EXAMPLE})`);
     return null;
   }
   return parsed;
