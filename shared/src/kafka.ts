@@ -2,7 +2,8 @@
  * kafkajs wiring shared by every service: one client per process, logs through pino,
  * producers that are idempotent with acks=all, consumers with short fetch waits (the
  * kafkajs default waits up to 5 s for data, which would dominate delivery latency), and
- * idempotent topic creation.
+ * idempotent topic creation. Every client reads batches compressed with GZIP, LZ4, Snappy or
+ * ZSTD (compression-codecs.ts).
  */
 // Before kafkajs: it replaces a kafkajs module that kafkajs captures as it loads (see there).
 import { messageGroupingFixed } from './kafkajs-grouping.js';
@@ -17,6 +18,7 @@ import {
   type Producer,
   type ProducerConfig,
 } from 'kafkajs';
+import { registerCompressionCodecs } from './compression-codecs.js';
 import { applyKafkajsFixes, FIXED_KAFKAJS_VERSION, recordBatchCrcFixed } from './kafkajs-fixes.js';
 import type { Logger } from './logger.js';
 import { javaCompatiblePartitioner } from './partitioner.js';
@@ -72,6 +74,9 @@ export function createKafka({ brokers, clientId, logger }: KafkaSettings): Kafka
     if (!recordBatchCrcFixed()) logger.debug('kafkajs had loaded its record-batch encoder before the fixes: its own CRC-32C stays in use');
     if (!messageGroupingFixed()) logger.debug('kafkajs was loaded before @tributary/shared: its quadratic grouping of messages by partition stays in use (see kafkajs-grouping.ts)');
   }
+  // kafkajs alone reads only GZIP: a batch a direct producer (or the topic's own
+  // compression.type) compressed with LZ4, Snappy or ZSTD stopped the consumer for good.
+  registerCompressionCodecs();
   return new Kafka({
     clientId,
     brokers,
