@@ -60,4 +60,32 @@ describe('ConfigFreshness', () => {
     const freshness = new ConfigFreshness({ view, logger, timeoutMs: 1000 });
     await expect(freshness.caughtUpSince(Date.now())).resolves.toBeUndefined();
   });
+
+  it('after a check that gave up, does not hold callers for the next one until a check succeeds again', async () => {
+    const outcomes: Array<(failed: boolean) => void> = [];
+    const view = {
+      reader: { catchUpToEnd: () => new Promise<void>((resolve, reject) => outcomes.push((failed) => (failed ? reject(new Error('reader away')) : resolve()))) },
+    } as unknown as ConfigView;
+    const freshness = new ConfigFreshness({ view, logger, timeoutMs: 1000 });
+    const first = freshness.caughtUpSince(Date.now());
+    await tick();
+    outcomes.shift()!(true);
+    await first;
+    // The reader is still away: a later decision starts a check but does not wait for it.
+    let decided = false;
+    void freshness.caughtUpSince(Date.now()).then(() => (decided = true));
+    await tick();
+    expect(decided).toBe(true);
+    expect(outcomes).toHaveLength(1);
+    outcomes.shift()!(false);
+    await tick();
+    // Confirmed current again: callers wait for their check as before.
+    let waited = false;
+    const again = freshness.caughtUpSince(Date.now() + 1).then(() => (waited = true));
+    await tick();
+    expect(waited).toBe(false);
+    outcomes.shift()!(false);
+    await again;
+    expect(waited).toBe(true);
+  });
 });

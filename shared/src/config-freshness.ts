@@ -8,6 +8,12 @@
  * when the check started. Checks
  * are shared: a check that started after a delivery was read covers that delivery, and at
  * most one runs at a time, so a backlog for a deleted destination costs a few checks.
+ *
+ * A check that gave up (the config reader or the broker away for longer than `timeoutMs`) is
+ * waited for once: until a check succeeds again, callers decide with the view as it stands
+ * while checks go on in the background. Otherwise every decision would wait out its own
+ * timeout — the router, which checks before each transaction, one transaction per timeout
+ * for as long as its config reader took to rejoin after a broker restart.
  */
 import type { ConfigView } from './config-view.js';
 import type { Logger } from './logger.js';
@@ -20,6 +26,8 @@ interface Check {
 export class ConfigFreshness {
   private current: Check | undefined;
   private queued: Promise<void> | undefined;
+  /** The last check gave up: callers no longer wait for the next one. */
+  private failing = false;
 
   constructor(
     private readonly options: { view: ConfigView; logger: Logger; timeoutMs: number },
@@ -27,7 +35,7 @@ export class ConfigFreshness {
 
   /** Resolves once the view holds every config record written before `since` (or the check gave up). */
   caughtUpSince(since: number): Promise<void> {
-    if (this.current && this.current.startedAt >= since) return this.current.done;
+    if (this.current && this.current.startedAt >= since) return this.failing ? Promise.resolve() : this.current.done;
     if (!this.queued) {
       const previous = this.current?.done ?? Promise.resolve();
       this.queued = previous.then(() => {
@@ -37,16 +45,19 @@ export class ConfigFreshness {
         return check.done;
       });
     }
-    return this.queued;
+    return this.failing ? Promise.resolve() : this.queued;
   }
 
   private async check(): Promise<void> {
     const { view, logger, timeoutMs } = this.options;
     try {
       await view.reader.catchUpToEnd(timeoutMs);
+      if (this.failing) logger.info('the config view is confirmed current again');
+      this.failing = false;
     } catch (error) {
       // Decide with the config as it stands rather than hold deliveries indefinitely.
-      logger.warn({ err: error }, 'could not confirm the config view is current');
+      if (!this.failing) logger.warn({ err: error }, 'could not confirm the config view is current; deciding with it as it stands until a check succeeds');
+      this.failing = true;
     }
   }
 }

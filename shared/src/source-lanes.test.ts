@@ -95,7 +95,7 @@ describe('shareUnits', () => {
     expect(lanes.laneFor('single', shareUnits(15, 15 * 30_000, 1), 0)).toBe('overflow');
   });
 
-  it('counts time once when the clock steps back (records of several partitions, by their timestamps)', () => {
+  it('counts time once when the clock steps back (the wall clock set back)', () => {
     const lanes = new SourceLanes(100);
     for (let i = 0; i < 100; i++) expect(lanes.laneFor('s', 1, 1_000)).toBe('main');
     expect(lanes.laneFor('s', 1, 1_000)).toBe('overflow');

@@ -18,12 +18,15 @@
  *
  * The router keeps a share of its own for what arrives in the main topic without passing
  * ingest — records a producer writes there directly (ROUTER_SOURCE_RATE, router's
- * main-lane-share.ts): its clock is the records' timestamps, so a backlog read late is judged
- * by when it was written, not by how fast it is read.
+ * main-lane-share.ts). It does not use these buckets: it judges records by their timestamps,
+ * which arrive out of order (partitions read at different lags, producers' clocks), and a
+ * bucket has one clock per source — the newest time it was shown, which one record stamped
+ * ahead or one partition read ahead of another moves past everyone else's records. It counts
+ * units per second of record time instead (`shareUnits` is common to both).
  *
- * Pure apart from the clock the caller passes, which may step back (records of several
- * partitions interleave): time spent is counted once. One bucket per source that sent
- * something: sources are configuration entities, so the map stays as small as the source list.
+ * Pure apart from the clock the caller passes — ingest's wall clock, which may step back (NTP):
+ * time spent is counted once. One bucket per source that sent something: sources are
+ * configuration entities, so the map stays as small as the source list.
  */
 
 export type IngestLane = 'main' | 'overflow';

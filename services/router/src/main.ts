@@ -7,6 +7,7 @@
  * read back; the dedup state is complete before the first ingest record is routed.
  */
 import {
+  ConfigFreshness,
   ConfigView,
   ConsumerLagProbe,
   createConsumerLagGauge,
@@ -25,6 +26,12 @@ import { DedupStore } from './dedup-store.js';
 import { createRouterMetrics } from './metrics.js';
 import { RouterPipeline } from './pipeline.js';
 import { routerEnv } from './settings.js';
+
+/**
+ * How long a transaction waits for the config view to be current before it is routed with the
+ * view as it stands (the config reader down): the indexer's and the dispatcher's bound.
+ */
+const CONFIG_FRESHNESS_TIMEOUT_MS = 5_000;
 
 await runService({
   name: 'router',
@@ -97,6 +104,7 @@ await runService({
       codec,
       topics,
       config,
+      freshness: new ConfigFreshness({ view: config, logger, timeoutMs: CONFIG_FRESHNESS_TIMEOUT_MS }),
       dedup,
       output,
       metrics: routerMetrics,

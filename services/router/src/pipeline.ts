@@ -40,14 +40,14 @@
  */
 import type { EachBatchPayload, Kafka, KafkaMessage, Message } from 'kafkajs';
 import type { IngestMessage, TopicNames } from '@tributary/schemas';
-import { BatchFailed, committedPositions, GroupCommit, quarantineMessage, sendInChunks, SupervisedConsumer, TransactionOutcomeUnknown, withAdmin, type AvroCodec, type Logger, type Readiness, type RetryLadder, type TopicMessages, type TransactionalOutput } from '@tributary/shared';
+import { BatchFailed, committedPositions, GroupCommit, quarantineMessage, sendInChunks, SupervisedConsumer, TransactionOutcomeUnknown, withAdmin, type AvroCodec, type ConfigFreshness, type Logger, type Readiness, type RetryLadder, type TopicMessages, type TransactionalOutput } from '@tributary/shared';
 import type { DedupStore } from './dedup-store.js';
 import { classifyDecodeError, InvalidMessage } from './message.js';
 import type { RouterMetrics } from './metrics.js';
 import { MainLaneShare } from './main-lane-share.js';
 import { placeDelivery, type DestinationHealthLookup, type RetryLaneReason } from './placement.js';
 import { routingWeight, type ConfigLookup, type DecodedRecord } from './route-chunk.js';
-import { planTransaction, recordCount, type PartitionChunk } from './transaction-plan.js';
+import { configNeededSince, planTransaction, recordCount, type PartitionChunk } from './transaction-plan.js';
 
 /** An overflow lane that is behind is routed in chunks of ROUTER_MAX_BATCH / this. */
 const BEHIND_CHUNK_DIVISOR = 4;
@@ -65,6 +65,13 @@ export interface PipelineOptions {
   codec: AvroCodec;
   topics: TopicNames;
   config: ConfigLookup;
+  /**
+   * Read-your-writes for config (shared config-freshness.ts, as the indexer and the dispatcher
+   * use it): a transaction is routed once the view holds what was written before its messages
+   * were received (`configNeededSince`). A check that cannot finish — the config reader down —
+   * gives up after its timeout and the transaction is routed with the view as it stands.
+   */
+  freshness: Pick<ConfigFreshness, 'caughtUpSince'>;
   dedup: DedupStore;
   output: TransactionalOutput;
   metrics: RouterMetrics;
@@ -206,21 +213,36 @@ export class RouterPipeline {
       let end = start;
       await this.retriable(topic, partition, async () => {
         const records: DecodedRecord[] = [];
+        const readAt = Date.now();
         let bytes = 0;
         let routed = 0;
-        while (end < messages.length && routed < maxBatch && bytes < maxBytes) {
-          const record = await this.decode(messages[end]!);
-          // A source past its share of the main lane (a producer writing to it directly) is moved on, not routed here.
-          if (main && 'message' in record && this.share.diverts(record, Date.now())) record.diverted = true;
-          else routed++;
-          records.push(record);
-          bytes += routingWeight(record, this.options.config);
-          end++;
+        try {
+          while (end < messages.length && routed < maxBatch && bytes < maxBytes) {
+            const record = await this.decode(messages[end]!);
+            // A source past its share of the main lane (a producer writing to it directly) is moved on, not routed here.
+            if (main && 'message' in record && this.share.diverts(record, Date.now())) record.diverted = true;
+            else routed++;
+            records.push(record);
+            bytes += routingWeight(record, this.options.config);
+            end++;
+          }
+          // The batch's last offset may be a transaction marker after the last message;
+          // committing past it spares the next owner an empty fetch.
+          const lastOffset = end >= messages.length ? batch.lastOffset() : messages[end - 1]!.offset;
+          const chunk: PartitionChunk = { topic, partition, records, routed, bytes, nextOffset: (BigInt(lastOffset) + 1n).toString(), behind, readAt };
+          // The config check the transaction will wait for, begun now: it runs while the chunk
+          // waits for the transaction in flight, so the wait is mostly over when its turn comes.
+          const since = configNeededSince([chunk]);
+          if (since !== undefined) void this.options.freshness.caughtUpSince(since).catch(() => undefined);
+          await this.groupCommit.submit(chunk);
+        } catch (error) {
+          // The chunk is fetched and judged again: what it took of the main lane's shares is
+          // given back, or its records would find their own units spent and be moved. (When
+          // even the outcome is unknown and the transaction did commit, the share is short of
+          // one chunk: the cost of being sure not to move records twice over.)
+          this.share.giveBack(records);
+          throw error;
         }
-        // The batch's last offset may be a transaction marker after the last message;
-        // committing past it spares the next owner an empty fetch.
-        const lastOffset = end >= messages.length ? batch.lastOffset() : messages[end - 1]!.offset;
-        await this.groupCommit.submit({ topic, partition, records, routed, bytes, nextOffset: (BigInt(lastOffset) + 1n).toString(), behind });
       });
       finishBatch();
       resolveOffset(messages[end - 1]!.offset);
@@ -246,7 +268,11 @@ export class RouterPipeline {
 
   /** Routes the chunks of one transaction, and commits them with their offsets. */
   private async routeAndCommit(chunks: PartitionChunk[]): Promise<void> {
-    const { codec, topics, config, dedup, output, metrics, logger } = this.options;
+    const { codec, topics, config, freshness, dedup, output, metrics, logger } = this.options;
+    // Planned only with config as recent as its messages (configNeededSince); the claims are
+    // taken after the wait, against everything committed before.
+    const since = configNeededSince(chunks);
+    if (since !== undefined) await freshness.caughtUpSince(since);
     const claims = dedup.claims();
     const plan = planTransaction(chunks, config, claims);
     // Invalid records go to the quarantine in this transaction, with the offsets that skip them.

@@ -8,6 +8,7 @@
 import { deliveryKey, type Delivery, type Destination, type IngestMessage, type Source } from '@tributary/schemas';
 import { dedupKey, type DedupClaims } from './dedup.js';
 import { checkMessage, InvalidMessage, parseFreeForm, type FreeForm } from './message.js';
+import type { ShareCharge } from './main-lane-share.js';
 import { renderBody } from './render.js';
 import { contextIntegrations, decideRoute, enabledDestinations, webhooksEnabled, type FilterReason } from '@tributary/shared';
 
@@ -18,8 +19,13 @@ export interface RawRecord {
   timestamp: string;
 }
 
-/** `diverted`: past its source's share of the main lane, copied to the overflow lane instead of routed (main-lane-share.ts). */
-export type DecodedRecord = { offset: string; raw: RawRecord; message: IngestMessage; diverted?: boolean } | { offset: string; raw: RawRecord; invalid: InvalidMessage };
+/**
+ * `diverted`: past its source's share of the main lane, copied to the overflow lane instead of
+ * routed; `charged`: what routing it here took of that share (main-lane-share.ts).
+ */
+export type DecodedRecord =
+  | { offset: string; raw: RawRecord; message: IngestMessage; diverted?: boolean; charged?: ShareCharge | undefined }
+  | { offset: string; raw: RawRecord; invalid: InvalidMessage };
 
 /**
  * Bytes of a rendered body: with its routing fields, the delivery record must fit the

@@ -4,7 +4,7 @@ import { FIXTURES } from './__fixtures__/messages.js';
 import { DedupState } from './dedup.js';
 import { InvalidMessage } from './message.js';
 import type { ConfigLookup } from './route-chunk.js';
-import { consumedOffsets, planTransaction, recordCount, type PartitionChunk } from './transaction-plan.js';
+import { configNeededSince, consumedOffsets, planTransaction, recordCount, type PartitionChunk } from './transaction-plan.js';
 
 const NOW = Date.parse('2026-11-21T10:00:05.000Z');
 const INGEST = 'ns.ingest.v1';
@@ -25,13 +25,13 @@ const config: ConfigLookup = {
 
 const newState = () => new DedupState({ windowMs: 86_400_000, maxEntries: 1000, maxBytes: 1e9 });
 
-function chunk(partition: number, firstOffset: number, messages: Array<IngestMessage | InvalidMessage>, topic = INGEST): PartitionChunk {
+function chunk(partition: number, firstOffset: number, messages: Array<IngestMessage | InvalidMessage>, topic = INGEST, readAt = NOW): PartitionChunk {
   const records = messages.map((entry, index) => {
     const offset = String(firstOffset + index);
     const raw = { key: null, value: null, timestamp: '0' };
     return entry instanceof InvalidMessage ? { offset, raw, invalid: entry } : { offset, raw, message: entry };
   });
-  return { topic, partition, records, routed: records.length, bytes: 0, nextOffset: String(firstOffset + messages.length) };
+  return { topic, partition, records, routed: records.length, bytes: 0, nextOffset: String(firstOffset + messages.length), readAt };
 }
 
 const track = (messageId: string): IngestMessage => ({ ...FIXTURES.track, messageId });
@@ -109,5 +109,27 @@ describe('consumedOffsets', () => {
 describe('recordCount', () => {
   it('counts the ingest records of all chunks, invalid ones included', () => {
     expect(recordCount([chunk(0, 0, [track('a'), new InvalidMessage('undecodable', 'x')]), chunk(1, 0, [track('b')])])).toBe(3);
+  });
+});
+
+describe('configNeededSince', () => {
+  const received = (messageId: string, receivedAt: number): IngestMessage => ({ ...track(messageId), receivedAt });
+
+  it('asks for config as recent as the newest message to route was received', () => {
+    const chunks = [chunk(0, 0, [received('a', NOW - 3_000), received('b', NOW - 1_000)]), chunk(1, 0, [received('c', NOW - 2_000)])];
+    expect(configNeededSince(chunks)).toBe(NOW - 1_000);
+  });
+
+  it('asks no later than the chunk was read: ingest’s clock running ahead does not make the wait longer', () => {
+    expect(configNeededSince([chunk(0, 0, [received('ahead', NOW + 60_000)], INGEST, NOW)])).toBe(NOW);
+    expect(configNeededSince([chunk(0, 0, [received('ahead', NOW + 60_000)], INGEST, NOW), chunk(1, 0, [received('b', NOW - 5)], INGEST, NOW + 10)])).toBe(NOW);
+  });
+
+  it('leaves out what is not routed here: diverted and invalid records, and asks nothing of a chunk without messages to route', () => {
+    const plain = chunk(0, 0, [received('moved', NOW), received('kept', NOW - 4_000)]);
+    const records = plain.records.map((record, index) => (index === 0 && 'message' in record ? { ...record, diverted: true } : record));
+    expect(configNeededSince([{ ...plain, records }])).toBe(NOW - 4_000);
+    expect(configNeededSince([chunk(0, 0, [new InvalidMessage('undecodable', 'garbage')])])).toBeUndefined();
+    expect(configNeededSince([])).toBeUndefined();
   });
 });

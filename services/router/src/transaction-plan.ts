@@ -24,6 +24,8 @@ export interface PartitionChunk {
   nextOffset: string;
   /** An overflow-lane chunk read while that lane is behind: it yields to the main lane (GroupCommit). */
   behind?: boolean;
+  /** Date.now() once the chunk's records were read from Kafka (`configNeededSince`). */
+  readAt: number;
 }
 
 export interface TopicOffsets {
@@ -52,6 +54,32 @@ export function planTransaction(chunks: readonly PartitionChunk[], config: Confi
     return routeChunk(routed, config, claims);
   });
   return { outcomes, deliveries: outcomes.flatMap((outcome) => outcome.deliveries), diverted, offsets: consumedOffsets(chunks) };
+}
+
+/**
+ * How recent the config view must be before the chunks are routed: it must hold every config
+ * record written before the newest message to route was received. The router follows the
+ * config topic on its own, so a source or destination created (or enabled) through the admin
+ * API and used at once could otherwise meet a view a step behind and be filtered
+ * (`no_destinations`, `destination_disabled`): the message lost, while the indexer, which waits
+ * the same way, showed it routed. Each record counts from its `receivedAt` — ingest's clock, so
+ * a backlog received long ago is covered by the view as it stands — but from no later than
+ * when this router read it: a check begun after that covers it whatever the clocks say, and
+ * ingest's running ahead must not make every transaction wait for a check of its own. Records
+ * moved to the overflow lane or invalid are not routed here and do not count. Undefined: nothing
+ * to wait for.
+ */
+export function configNeededSince(chunks: readonly PartitionChunk[]): number | undefined {
+  let since: number | undefined;
+  for (const { records, readAt } of chunks) {
+    for (const record of records) {
+      if (!('message' in record) || record.diverted) continue;
+      const { receivedAt } = record.message;
+      const needed = Number.isFinite(receivedAt) ? Math.min(receivedAt, readAt) : readAt;
+      if (since === undefined || needed > since) since = needed;
+    }
+  }
+  return since;
 }
 
 export function consumedOffsets(chunks: readonly PartitionChunk[]): TopicOffsets[] {
