@@ -28,7 +28,13 @@ export class ConfigView {
   private destinationsById = new Map<string, Destination>();
   private destinationsBySource = new Map<string, Destination[]>();
   private readonly listeners = new Set<() => void>();
+  private changes = 0;
   readonly reader: CompactedTopicReader<ConfigEntry>;
+
+  /** Counts the changes applied: a caller that planned with the view can tell whether it moved since. */
+  get version(): number {
+    return this.changes;
+  }
 
   constructor(options: { kafka: Kafka; codec: AvroCodec; logger: Logger; topic: string; groupPrefix?: string }) {
     this.reader = new CompactedTopicReader<ConfigEntry>({
@@ -78,6 +84,7 @@ export class ConfigView {
   }
 
   private reindex(): void {
+    this.changes++;
     const sourcesById = new Map<string, Source>();
     const destinationsById = new Map<string, Destination>();
     for (const [key, entry] of this.reader.entries()) {

@@ -105,6 +105,7 @@ await runService({
       topics,
       config,
       freshness: new ConfigFreshness({ view: config, logger, timeoutMs: CONFIG_FRESHNESS_TIMEOUT_MS }),
+      configVersion: () => config.version,
       dedup,
       output,
       metrics: routerMetrics,

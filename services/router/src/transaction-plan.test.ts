@@ -4,7 +4,7 @@ import { FIXTURES } from './__fixtures__/messages.js';
 import { DedupState } from './dedup.js';
 import { InvalidMessage } from './message.js';
 import type { ConfigLookup } from './route-chunk.js';
-import { configNeededSince, consumedOffsets, planTransaction, recordCount, type PartitionChunk } from './transaction-plan.js';
+import { configNeededSince, consumedOffsets, filteredForConfig, planTransaction, recordCount, type PartitionChunk } from './transaction-plan.js';
 
 const NOW = Date.parse('2026-11-21T10:00:05.000Z');
 const INGEST = 'ns.ingest.v1';
@@ -109,6 +109,16 @@ describe('consumedOffsets', () => {
 describe('recordCount', () => {
   it('counts the ingest records of all chunks, invalid ones included', () => {
     expect(recordCount([chunk(0, 0, [track('a'), new InvalidMessage('undecodable', 'x')]), chunk(1, 0, [track('b')])])).toBe(3);
+  });
+});
+
+describe('filteredForConfig', () => {
+  it('is true when a message met no source or destination, or a disabled one — not for its own integrations object', () => {
+    const plan = (lookup: ConfigLookup, message: IngestMessage) => planTransaction([chunk(0, 0, [message])], lookup, newState().claims(NOW));
+    expect(filteredForConfig(plan(config, track('routed')))).toBe(false);
+    expect(filteredForConfig(plan(config, { ...track('unknown source'), sourceId: 'app' }))).toBe(true);
+    expect(filteredForConfig(plan({ ...config, destinationsForSource: () => [{ ...crm, enabled: false }] }, track('disabled')))).toBe(true);
+    expect(filteredForConfig(plan(config, { ...track('opted out'), integrations: '{"All":false}' }))).toBe(false);
   });
 });
 

@@ -57,12 +57,12 @@ export function planTransaction(chunks: readonly PartitionChunk[], config: Confi
 }
 
 /**
- * How recent the config view must be before the chunks are routed: it must hold every config
- * record written before the newest message to route was received. The router follows the
- * config topic on its own, so a source or destination created (or enabled) through the admin
- * API and used at once could otherwise meet a view a step behind and be filtered
- * (`no_destinations`, `destination_disabled`): the message lost, while the indexer, which waits
- * the same way, showed it routed. Each record counts from its `receivedAt` — ingest's clock, so
+ * How recent the config view must be before chunks whose messages were filtered for config
+ * (`filteredForConfig`) are routed: it must hold every config record written before the newest
+ * message to route was received. The router follows the config topic on its own, so a source
+ * or destination created (or enabled) through the admin API and used at once could otherwise
+ * meet a view a step behind and be filtered (`no_destinations`, `destination_disabled`): the
+ * message lost, while the indexer, which waits the same way, showed it routed. Each record counts from its `receivedAt` — ingest's clock, so
  * a backlog received long ago is covered by the view as it stands — but from no later than
  * when this router read it: a check begun after that covers it whatever the clocks say, and
  * ingest's running ahead must not make every transaction wait for a check of its own. Records
@@ -80,6 +80,11 @@ export function configNeededSince(chunks: readonly PartitionChunk[]): number | u
     }
   }
   return since;
+}
+
+/** Whether any message of the plan was filtered for its config (not for its own integrations object). */
+export function filteredForConfig(plan: Pick<TransactionPlan, 'outcomes'>): boolean {
+  return plan.outcomes.some(({ filtered }) => [...filtered.keys()].some((reason) => reason !== 'integrations_off'));
 }
 
 export function consumedOffsets(chunks: readonly PartitionChunk[]): TopicOffsets[] {
