@@ -149,8 +149,13 @@ describe('releaseTarget', () => {
   });
 
   it('expires a due record of a circuit open everywhere when no further wait fits in the window', () => {
-    const now = FIRST + 58_000;
+    const now = FIRST + 59_500;
     expect(releaseTarget(retry(now), now + 30_000, ladder, now)).toMatchObject({ kind: 'defer', deferral: { kind: 'dead', letter: { reason: 'expired' } } });
+  });
+
+  it('gives it a last wait on a shorter tier when its step no longer fits but that one does (planLastWait)', () => {
+    const now = FIRST + 58_000;
+    expect(releaseTarget(retry(now), now + 30_000, ladder, now)).toMatchObject({ kind: 'defer', deferral: { kind: 'retry', record: { tier: '1s', dueAt: now + 1_000 } } });
   });
 });
 
