@@ -69,6 +69,22 @@ describe('WebhookClient', () => {
     expect(results[0]).toMatchObject({ kind: 'response', body: Buffer.from('partial') });
   });
 
+  it('does not take an interim 103 Early Hints for the answer when the receiver then hangs or drops the connection', async () => {
+    server = createServer();
+    server.on('connection', (socket) => {
+      socket.once('data', (request) => {
+        socket.write('HTTP/1.1 103 Early Hints\r\nLink: </x.css>; rel=preload\r\n\r\n');
+        if (request.toString().includes('/drops')) setTimeout(() => socket.destroy(), 20);
+      });
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    client = new WebhookClient({ timeoutMs: 300, allowPrivateNetworks: true, connectionsPerUrl: 1, hosts });
+    const [hangs, drops] = await Promise.all(['/hangs', '/drops'].map((path) => client!.post('crm', `${base}${path}`, request)));
+    expect(status(hangs!)).toBe('timeout');
+    expect(drops).toMatchObject({ kind: 'error' });
+  });
+
   it('answers URL_BUSY at once for a URL with as many requests running as connections, until one ends', async () => {
     // A hanging URL beside a healthy one: requests left running after each delivery's success
     // gathered in undici's queue, each holding its body.

@@ -230,6 +230,9 @@ export class WebhookClient {
           if (settled) requestController.abort(new Error('webhook timeout'));
         },
         onResponseStart(_controller, statusCode, headers) {
+          // An interim answer (102 Processing, 103 Early Hints) is not the answer: a receiver
+          // that sends one and then hangs or drops the connection has not answered.
+          if (statusCode < 200) return;
           status = statusCode;
           retryAfter = retryAfterMs(headers['retry-after'], Date.now());
         },
