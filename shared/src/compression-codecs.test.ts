@@ -4,7 +4,7 @@ import { CompressionCodecs, CompressionTypes, Kafka, logLevel } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from './logger.js';
 import { createKafka } from './kafka.js';
-import { COMPRESSION_TYPES, lz4Codec, registerCompressionCodecs, snappyCodec, zstdCodec, type KafkajsCodec, type KafkajsCodecTable } from './compression-codecs.js';
+import { checkZstdFrames, COMPRESSION_TYPES, lz4Codec, MAX_DECOMPRESSED_BATCH_BYTES, registerCompressionCodecs, snappyCodec, zstdCodec, type KafkajsCodec, type KafkajsCodecTable } from './compression-codecs.js';
 import { LZ4_BLOCK_BYTES } from './lz4-frame.js';
 
 const require = createRequire(import.meta.url);
@@ -158,5 +158,39 @@ describe('compression codecs for kafkajs', () => {
     const twice = await zstdCodec.decompress(Buffer.concat([fixture('zstd-cli-default.zst'), fixture('zstd-cli-streamed.zst')]));
     expect(twice.equals(Buffer.concat([text, text]))).toBe(true);
     await expect(zstdCodec.compress(encoder(text))).rejects.toThrow(/ZSTD compression is not supported for writing/);
+  });
+});
+
+describe('decompression bombs', () => {
+  /** A ZSTD frame of `blocks` run-length blocks of 128 KiB each (4 bytes apiece), window 128 KiB. */
+  function zstdRuns(blocks: number): Buffer {
+    const parts = [Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, (17 - 10) << 3])];
+    for (let index = 0; index < blocks; index++) {
+      const header = (index === blocks - 1 ? 1 : 0) | (1 << 1) | ((128 * 1024) << 3);
+      parts.push(Buffer.from([header & 0xff, (header >>> 8) & 0xff, (header >>> 16) & 0xff, 0x7b]));
+    }
+    return Buffer.concat(parts);
+  }
+
+  it('reads a ZSTD batch of run-length blocks within the bound, and refuses one past it', async () => {
+    expect((await zstdCodec.decompress(zstdRuns(8))).equals(Buffer.alloc(8 * 128 * 1024, 0x7b))).toBe(true);
+    const blocks = MAX_DECOMPRESSED_BATCH_BYTES / (128 * 1024) + 1;
+    await expect(zstdCodec.decompress(zstdRuns(blocks))).rejects.toThrow(/more than/);
+  });
+
+  it('refuses a ZSTD frame asking for a window or a content larger than the bound, before fzstd allocates it', () => {
+    const hugeWindow = Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, (31 - 10) << 3, 0x01, 0x00, 0x00]);
+    expect(() => checkZstdFrames(hugeWindow, MAX_DECOMPRESSED_BATCH_BYTES)).toThrow(/asks for 2147483648 bytes/);
+    // Single segment, an 8-byte content size of 1 GiB.
+    const hugeContent = Buffer.concat([Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0xe0]), Buffer.from([0, 0, 0, 0x40, 0, 0, 0, 0]), Buffer.from([0x01, 0x00, 0x00])]);
+    expect(() => checkZstdFrames(hugeContent, MAX_DECOMPRESSED_BATCH_BYTES)).toThrow(/asks for 1073741824 bytes/);
+    expect(() => checkZstdFrames(fixture('zstd-cli-default.zst'), MAX_DECOMPRESSED_BATCH_BYTES)).not.toThrow();
+    expect(() => checkZstdFrames(fixture('zstd-cli-streamed.zst'), MAX_DECOMPRESSED_BATCH_BYTES)).not.toThrow();
+  });
+
+  it('refuses a Snappy block declaring more than the bound, before allocating it', async () => {
+    // A raw Snappy block whose length varint says 600 MB.
+    const declared = Buffer.from([0x80, 0x8c, 0x8d, 0x9e, 0x02, 0x00]);
+    await expect(snappyCodec.decompress(declared)).rejects.toThrow(/too big/);
   });
 });

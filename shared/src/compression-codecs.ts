@@ -39,7 +39,7 @@ export const COMPRESSION_TYPES = { GZIP: 1, Snappy: 2, LZ4: 3, ZSTD: 4 } as cons
 /** The part of snappyjs used here (it ships no types). */
 interface SnappyJs {
   compress(input: Buffer): Buffer;
-  uncompress(input: Buffer): Buffer;
+  uncompress(input: Buffer, maxLength?: number): Buffer;
 }
 type Fzstd = typeof import('fzstd');
 
@@ -47,15 +47,23 @@ const require = createRequire(import.meta.url);
 let snappyjs: SnappyJs | undefined;
 let fzstd: Fzstd | undefined;
 
-/** A Buffer over the same memory (kafkajs's decoder reads with Buffer's methods). */
-const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+
+/**
+ * The most one record batch may decompress to. A fetched batch is bounded (the broker's
+ * `max.message.bytes`, 1 MB by default), what it decompresses to is not: a valid ZSTD batch of
+ * run-length blocks turns 8 KB into 256 MB, and every consumer of the topic would run out of
+ * memory on it. A batch past this is refused — its partition stops there, with this error in
+ * the consumer's log, rather than the process dying — and 64 MiB is some 60 times the broker's
+ * default limit, past what records of JSON compress to.
+ */
+export const MAX_DECOMPRESSED_BATCH_BYTES = 64 * 1024 * 1024;
 
 export const lz4Codec: KafkajsCodec = {
   async compress({ buffer }) {
     return lz4Frame(buffer);
   },
   async decompress(buffer) {
-    return lz4Unframe(buffer);
+    return lz4Unframe(buffer, MAX_DECOMPRESSED_BATCH_BYTES);
   },
 };
 
@@ -83,17 +91,21 @@ export const snappyCodec: KafkajsCodec = {
   },
   async decompress(buffer) {
     snappyjs ??= require('snappyjs') as SnappyJs;
-    if (buffer.length < XERIAL_HEADER_BYTES || !buffer.subarray(0, XERIAL_MAGIC.length).equals(XERIAL_MAGIC)) return snappyjs.uncompress(buffer);
+    // uncompress checks the length a block declares against the bound before allocating it.
+    if (buffer.length < XERIAL_HEADER_BYTES || !buffer.subarray(0, XERIAL_MAGIC.length).equals(XERIAL_MAGIC)) return snappyjs.uncompress(buffer, MAX_DECOMPRESSED_BATCH_BYTES);
     const blocks: Buffer[] = [];
+    let total = 0;
     for (let at = XERIAL_HEADER_BYTES; at < buffer.length; ) {
       if (at + 4 > buffer.length) throw new Error(`snappy: a block's size is cut off at byte ${at} of ${buffer.length}`);
       const size = buffer.readInt32BE(at);
       at += 4;
       if (size < 0 || at + size > buffer.length) throw new Error(`snappy: a block of ${size} bytes at byte ${at} runs past the ${buffer.length} of the batch`);
-      blocks.push(snappyjs.uncompress(buffer.subarray(at, at + size)));
+      const block = snappyjs.uncompress(buffer.subarray(at, at + size), MAX_DECOMPRESSED_BATCH_BYTES - total);
+      total += block.length;
+      blocks.push(block);
       at += size;
     }
-    return Buffer.concat(blocks);
+    return Buffer.concat(blocks, total);
   },
 };
 
@@ -103,9 +115,83 @@ export const zstdCodec: KafkajsCodec = {
   },
   async decompress(buffer) {
     fzstd ??= require('fzstd') as Fzstd;
-    return asBuffer(fzstd.decompress(buffer));
+    // fzstd allocates each frame's window (or, for a single-segment frame, its content) as its
+    // header declares it, up to 2 GB: the headers are checked first. Then streamed, so that the
+    // total is counted as it grows (each chunk copied: fzstd may reuse what it hands over).
+    checkZstdFrames(buffer, MAX_DECOMPRESSED_BATCH_BYTES);
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const stream = new fzstd.Decompress((chunk) => {
+      total += chunk.length;
+      if (total > MAX_DECOMPRESSED_BATCH_BYTES) throw new Error(`zstd: the batch decompresses to more than ${MAX_DECOMPRESSED_BATCH_BYTES} bytes`);
+      chunks.push(Buffer.from(chunk));
+    });
+    stream.push(buffer, true);
+    return Buffer.concat(chunks, total);
   },
 };
+
+const ZSTD_MAGIC = 0xfd2fb528;
+const ZSTD_SKIPPABLE_MAGIC = 0x184d2a50;
+
+/**
+ * Walks the ZSTD frames of `input` (RFC 8878 §3.1) and refuses one whose window — or, for a
+ * single-segment frame, whose declared content — is larger than `maxBytes`: what a decoder
+ * allocates for it. Blocks are walked by their headers only; their content is fzstd's to check.
+ */
+export function checkZstdFrames(input: Uint8Array, maxBytes: number): void {
+  const bytes = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+  const need = (at: number, count: number): void => {
+    if (at + count > bytes.length) throw new Error(`zstd: the input ends inside a frame (byte ${at} of ${bytes.length})`);
+  };
+  let at = 0;
+  while (at < bytes.length) {
+    need(at, 4);
+    const magic = bytes.readUInt32LE(at);
+    if ((magic & 0xfffffff0) >>> 0 === ZSTD_SKIPPABLE_MAGIC) {
+      need(at + 4, 4);
+      at += 8 + bytes.readUInt32LE(at + 4);
+      continue;
+    }
+    if (magic !== ZSTD_MAGIC) throw new Error(`zstd: no frame magic at byte ${at}`);
+    need(at + 4, 1);
+    const descriptor = bytes[at + 4]!;
+    at += 5;
+    const contentSizeFlag = descriptor >>> 6;
+    const singleSegment = (descriptor & 0x20) !== 0;
+    const checksum = (descriptor & 0x04) !== 0;
+    const dictionaryIdBytes = [0, 1, 2, 4][descriptor & 3]!;
+    let window = 0;
+    if (!singleSegment) {
+      need(at, 1);
+      const exponent = bytes[at]! >>> 3;
+      const base = 2 ** (10 + exponent);
+      window = base + (base / 8) * (bytes[at]! & 7);
+      at += 1;
+    }
+    at += dictionaryIdBytes;
+    const contentSizeBytes = [singleSegment ? 1 : 0, 2, 4, 8][contentSizeFlag]!;
+    need(at, contentSizeBytes);
+    let contentSize = 0;
+    if (contentSizeBytes === 1) contentSize = bytes[at]!;
+    else if (contentSizeBytes === 2) contentSize = bytes.readUInt16LE(at) + 256;
+    else if (contentSizeBytes === 4) contentSize = bytes.readUInt32LE(at);
+    else if (contentSizeBytes === 8) contentSize = bytes.readUInt32LE(at) + bytes.readUInt32LE(at + 4) * 2 ** 32;
+    at += contentSizeBytes;
+    if (singleSegment ? contentSize > maxBytes : window > maxBytes) {
+      throw new Error(`zstd: a frame asks for ${singleSegment ? contentSize : window} bytes of memory; a batch may decompress to ${maxBytes} at most`);
+    }
+    for (let last = false; !last; ) {
+      need(at, 3);
+      const header = bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16);
+      last = (header & 1) === 1;
+      const type = (header >>> 1) & 3;
+      at += 3 + (type === 1 ? 1 : header >>> 3);
+    }
+    if (checksum) at += 4;
+  }
+  if (at > bytes.length) throw new Error('zstd: the input ends inside a frame');
+}
 
 /** kafkajs's codec table: `CompressionCodecs` as kafkajs exports it. */
 export type KafkajsCodecTable = Record<number, () => unknown>;

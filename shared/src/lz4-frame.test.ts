@@ -53,3 +53,31 @@ describe('lz4Frame and lz4Unframe', () => {
     expect(() => lz4Unframe(Buffer.from('04224d18614000000000000000', 'hex'))).toThrow(/preset dictionary/);
   });
 });
+
+describe('lz4Unframe bounds', () => {
+  // A literal, then a match of `length` one byte back: a few bytes that say `length` + 1.
+  const run = (length: number): number[] => {
+    const extra = length - 4 - 15;
+    const bytes = [0x1f, 0x61, 0x01, 0x00];
+    let rest = extra;
+    for (; rest >= 255; rest -= 255) bytes.push(255);
+    bytes.push(rest, 0x10, 0x62);
+    return bytes;
+  };
+
+  it('refuses a block that decompresses past the frame\'s block size', () => {
+    expect(lz4Unframe(frame([{ bytes: run(1000), compressed: true }]))).toHaveLength(1002);
+    expect(() => lz4Unframe(frame([{ bytes: run(LZ4_BLOCK_BYTES + 100), compressed: true }]))).toThrow(Lz4FrameError);
+  });
+
+  it('refuses frames that decompress past the bound given, before allocating it', () => {
+    const blocks = Array.from({ length: 40 }, () => ({ bytes: run(60_000), compressed: true }));
+    expect(lz4Unframe(frame(blocks))).toHaveLength(40 * 60_002);
+    expect(() => lz4Unframe(frame(blocks), 1_000_000)).toThrow(/more than 1000000 bytes/);
+  });
+
+  it('lets no match of a frame reach into the frame before it', () => {
+    const second = frame([{ bytes: [0x04, 0x01, 0x00], compressed: true }]);
+    expect(() => lz4Unframe(Buffer.concat([frame([{ bytes: [0x61, 0x62] }]), second]))).toThrow(/before the start of its frame/);
+  });
+});

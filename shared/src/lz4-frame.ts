@@ -145,9 +145,12 @@ export class Lz4FrameError extends Error {
   }
 }
 
-/** What one or more LZ4 frames in a row hold. */
-export function lz4Unframe(input: Uint8Array): Buffer {
-  const output = new Output(input.length * 4);
+/**
+ * What one or more LZ4 frames in a row hold, at most `maxBytes` of it: a frame of a few hundred
+ * kilobytes may say gigabytes, and the reader must refuse it, not try.
+ */
+export function lz4Unframe(input: Uint8Array, maxBytes = Number.MAX_SAFE_INTEGER): Buffer {
+  const output = new Output(Math.min(input.length * 4, maxBytes), maxBytes);
   let at = 0;
   while (at < input.length) {
     need(input, at, 4, 'a frame header');
@@ -177,10 +180,11 @@ function readFrame(input: Uint8Array, at: number, output: Output): number {
   if ((flg & FLG_CONTENT_SIZE) !== 0) {
     need(input, at, 8, 'the content size');
     // A hint only, and bounded: the blocks say how much there really is.
-    output.reserve(Math.min(readU32(input, at) + readU32(input, at + 4) * 2 ** 32, CONTENT_SIZE_HINT_LIMIT));
+    output.reserve(Math.min(readU32(input, at) + readU32(input, at + 4) * 2 ** 32, CONTENT_SIZE_HINT_LIMIT), true);
     at += 8;
   }
   at += 1; // the header checksum: some old Kafka clients wrote it wrong, and nothing rests on it
+  output.startFrame();
   for (;;) {
     need(input, at, 4, 'a block size');
     const word = readU32(input, at);
@@ -190,6 +194,8 @@ function readFrame(input: Uint8Array, at: number, output: Output): number {
     const size = (word & ~UNCOMPRESSED_BLOCK) >>> 0;
     if (size > maxBlock) throw new Lz4FrameError(`a block of ${size} bytes is past the frame's ${maxBlock}`);
     need(input, at, size, 'a block');
+    // A block holds at most the frame's block size once decompressed, as it does stored.
+    output.startBlock(maxBlock);
     if (stored) output.append(input.subarray(at, at + size));
     else decompressBlock(input, at, at + size, output);
     at += size;
@@ -244,27 +250,53 @@ const readU32 = (bytes: Uint8Array, at: number): number => read32(bytes, at) >>>
 class Output {
   private bytes: Buffer;
   private length = 0;
+  /** Where the current frame's output starts: its matches reach no further back. */
+  private frameStart = 0;
+  /** How far the current block may fill the output. */
+  private blockEnd = Number.MAX_SAFE_INTEGER;
 
-  constructor(capacity: number) {
+  constructor(
+    capacity: number,
+    private readonly maxBytes: number,
+  ) {
     this.bytes = Buffer.allocUnsafe(Math.max(1024, capacity));
   }
 
-  reserve(more: number): void {
+  startFrame(): void {
+    this.frameStart = this.length;
+    this.blockEnd = Number.MAX_SAFE_INTEGER;
+  }
+
+  startBlock(maxBlock: number): void {
+    this.blockEnd = this.length + maxBlock;
+  }
+
+  /** Room for `more` bytes (a hint, up to the limit, when `hint`). */
+  reserve(more: number, hint = false): void {
+    if (this.length + more > this.maxBytes) {
+      if (hint) return;
+      throw new Lz4FrameError(`the frames decompress to more than ${this.maxBytes} bytes`);
+    }
     if (this.length + more <= this.bytes.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(this.length + more, this.bytes.length * 2));
+    const grown = Buffer.allocUnsafe(Math.min(this.maxBytes, Math.max(this.length + more, this.bytes.length * 2)));
     this.bytes.copy(grown, 0, 0, this.length);
     this.bytes = grown;
   }
 
+  private grow(more: number): void {
+    if (this.length + more > this.blockEnd) throw new Lz4FrameError(`a block decompresses to more than the frame's block size`);
+    this.reserve(more);
+  }
+
   append(bytes: Uint8Array): void {
-    this.reserve(bytes.length);
+    this.grow(bytes.length);
     this.bytes.set(bytes, this.length);
     this.length += bytes.length;
   }
 
   copyMatch(offset: number, length: number): void {
-    if (offset === 0 || offset > this.length) throw new Lz4FrameError(`a match reaches ${offset} bytes back, before the start of the output`);
-    this.reserve(length);
+    if (offset === 0 || offset > this.length - this.frameStart) throw new Lz4FrameError(`a match reaches ${offset} bytes back, before the start of its frame`);
+    this.grow(length);
     const bytes = this.bytes;
     let from = this.length - offset;
     let to = this.length;
