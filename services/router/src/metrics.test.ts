@@ -27,6 +27,7 @@ describe('router metrics', () => {
     metrics.recordCommitted({
       deliveries: [],
       routed: new Map([['crm', 3], ['bi', 1]]),
+      configFiltered: new Map(),
       filtered: new Map([['integrations_off', 2]]),
       duplicates: 5,
       invalid: [{ offset: '7', raw: { key: null, value: null, timestamp: '0' }, error: new InvalidMessage('invalid_json', 'x') }],

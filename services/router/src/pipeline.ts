@@ -47,7 +47,8 @@ import type { RouterMetrics } from './metrics.js';
 import { MainLaneShare } from './main-lane-share.js';
 import { placeDelivery, type DestinationHealthLookup, type RetryLaneReason } from './placement.js';
 import { routingWeight, type ConfigLookup, type DecodedRecord } from './route-chunk.js';
-import { configNeededSince, filteredForConfig, planTransaction, recordCount, type PartitionChunk } from './transaction-plan.js';
+import { ConfigChecks } from './config-checks.js';
+import { configFilteredSources, planTransaction, recordCount, type PartitionChunk } from './transaction-plan.js';
 
 /** An overflow lane that is behind is routed in chunks of ROUTER_MAX_BATCH / this. */
 const BEHIND_CHUNK_DIVISOR = 4;
@@ -68,7 +69,7 @@ export interface PipelineOptions {
   /**
    * Read-your-writes for config (shared config-freshness.ts, as the indexer and the dispatcher
    * use it): a transaction that filtered a message for config is routed once the view holds what
-   * was written before its messages were received (`configNeededSince`). A check that cannot finish — the config reader down —
+   * was written before its messages were received (`configFilteredSources`, config-checks.ts). A check that cannot finish — the config reader down —
    * gives up after its timeout and the transaction is routed with the view as it stands.
    */
   freshness: Pick<ConfigFreshness, 'caughtUpSince'>;
@@ -113,6 +114,7 @@ export class RouterPipeline {
   private readonly groupOf: ReadonlyMap<string, string>;
   private readonly mainTopic: string | undefined;
   private readonly share: MainLaneShare;
+  private readonly configChecks = new ConfigChecks();
 
   constructor(private readonly options: PipelineOptions) {
     const mainTopic = options.lanes[0]?.topic;
@@ -272,13 +274,16 @@ export class RouterPipeline {
     // A message filtered for config (no such source or destination, one disabled) may have met a
     // view a step behind what was written before it was received: a destination created through
     // the admin API and used at once. Such a transaction waits until the view is as recent as its
-    // messages (configNeededSince), and is planned again if the view changed meanwhile. Only
+    // messages (configFilteredSources), and is planned again if the view changed meanwhile. Only
     // then: a check is a broker round trip, and one per transaction cost the router a third more
     // CPU at 1,000 events/s (ANALYSIS.md) for what nearly always finds nothing new.
-    const since = filteredForConfig(plan) ? configNeededSince(chunks) : undefined;
+    // A source that stays filtered is not checked at every transaction (config-checks.ts).
+    const filtered = configFilteredSources(plan, chunks);
+    const since = filtered.size > 0 ? this.configChecks.neededSince(filtered) : undefined;
     if (since !== undefined) {
       const seen = configVersion();
       await freshness.caughtUpSince(since);
+      this.configChecks.confirmed(filtered, since);
       if (configVersion() !== seen) {
         claims = dedup.claims();
         plan = planTransaction(chunks, config, claims);

@@ -46,6 +46,12 @@ export interface ChunkOutcome {
   /** Deliveries made, by destination id. */
   routed: Map<string, number>;
   filtered: Map<FilterReason, number>;
+  /**
+   * Sources with a message filtered for config (no such source, no destinations, a disabled
+   * source or destination — not a message's own integrations object), each with the newest
+   * `receivedAt` of such a message: what the config view must be as recent as (pipeline.ts).
+   */
+  configFiltered: Map<string, number>;
   duplicates: number;
   invalid: Array<{ offset: string; raw: RawRecord; error: InvalidMessage }>;
 }
@@ -67,7 +73,7 @@ export function routingWeight(record: DecodedRecord, config: ConfigLookup): numb
 const increment = <K>(counts: Map<K, number>, key: K): void => void counts.set(key, (counts.get(key) ?? 0) + 1);
 
 export function routeChunk(records: readonly DecodedRecord[], config: ConfigLookup, claims: DedupClaims): ChunkOutcome {
-  const outcome: ChunkOutcome = { deliveries: [], routed: new Map(), filtered: new Map(), duplicates: 0, invalid: [] };
+  const outcome: ChunkOutcome = { deliveries: [], routed: new Map(), filtered: new Map(), configFiltered: new Map(), duplicates: 0, invalid: [] };
   for (const record of records) {
     if ('invalid' in record) {
       outcome.invalid.push({ offset: record.offset, raw: record.raw, error: record.invalid });
@@ -93,7 +99,10 @@ function routeMessage(message: IngestMessage, config: ConfigLookup, claims: Dedu
   const decision = decideRoute(config.source(message.sourceId), config.destinationsForSource(message.sourceId), () =>
     webhooksEnabled(parts().integrations, contextIntegrations(parts().context)),
   );
-  for (const { reason } of decision.filtered) increment(outcome.filtered, reason);
+  for (const { reason } of decision.filtered) {
+    increment(outcome.filtered, reason);
+    if (reason !== 'integrations_off') outcome.configFiltered.set(message.sourceId, Math.max(message.receivedAt, outcome.configFiltered.get(message.sourceId) ?? Number.NEGATIVE_INFINITY));
+  }
   if (decision.destinations.length === 0) return;
 
   // Rendered before the id is claimed: a record that cannot be delivered must not mark its

@@ -4,7 +4,7 @@ import { FIXTURES } from './__fixtures__/messages.js';
 import { DedupState } from './dedup.js';
 import { InvalidMessage } from './message.js';
 import type { ConfigLookup } from './route-chunk.js';
-import { configNeededSince, consumedOffsets, filteredForConfig, planTransaction, recordCount, type PartitionChunk } from './transaction-plan.js';
+import { configFilteredSources, consumedOffsets, planTransaction, recordCount, type PartitionChunk } from './transaction-plan.js';
 
 const NOW = Date.parse('2026-11-21T10:00:05.000Z');
 const INGEST = 'ns.ingest.v1';
@@ -112,34 +112,30 @@ describe('recordCount', () => {
   });
 });
 
-describe('filteredForConfig', () => {
-  it('is true when a message met no source or destination, or a disabled one — not for its own integrations object', () => {
-    const plan = (lookup: ConfigLookup, message: IngestMessage) => planTransaction([chunk(0, 0, [message])], lookup, newState().claims(NOW));
-    expect(filteredForConfig(plan(config, track('routed')))).toBe(false);
-    expect(filteredForConfig(plan(config, { ...track('unknown source'), sourceId: 'app' }))).toBe(true);
-    expect(filteredForConfig(plan({ ...config, destinationsForSource: () => [{ ...crm, enabled: false }] }, track('disabled')))).toBe(true);
-    expect(filteredForConfig(plan(config, { ...track('opted out'), integrations: '{"All":false}' }))).toBe(false);
-  });
-});
+describe('configFilteredSources', () => {
+  const received = (messageId: string, receivedAt: number, sourceId = 'web'): IngestMessage => ({ ...track(messageId), receivedAt, sourceId });
+  const sourcesOf = (lookup: ConfigLookup, chunks: PartitionChunk[]) => configFilteredSources(planTransaction(chunks, lookup, newState().claims(NOW)), chunks);
 
-describe('configNeededSince', () => {
-  const received = (messageId: string, receivedAt: number): IngestMessage => ({ ...track(messageId), receivedAt });
-
-  it('asks for config as recent as the newest message to route was received', () => {
-    const chunks = [chunk(0, 0, [received('a', NOW - 3_000), received('b', NOW - 1_000)]), chunk(1, 0, [received('c', NOW - 2_000)])];
-    expect(configNeededSince(chunks)).toBe(NOW - 1_000);
-  });
-
-  it('asks no later than the chunk was read: ingest’s clock running ahead does not make the wait longer', () => {
-    expect(configNeededSince([chunk(0, 0, [received('ahead', NOW + 60_000)], INGEST, NOW)])).toBe(NOW);
-    expect(configNeededSince([chunk(0, 0, [received('ahead', NOW + 60_000)], INGEST, NOW), chunk(1, 0, [received('b', NOW - 5)], INGEST, NOW + 10)])).toBe(NOW);
+  it('lists the sources with a message filtered for config, as of its newest such message — not a message\'s own integrations object', () => {
+    expect(sourcesOf(config, [chunk(0, 0, [received('routed', NOW - 10)])])).toEqual(new Map());
+    expect(sourcesOf(config, [chunk(0, 0, [received('a', NOW - 3_000, 'app'), received('b', NOW - 1_000, 'app')]), chunk(1, 0, [received('c', NOW - 2_000, 'new')])])).toEqual(
+      new Map([
+        ['app', NOW - 1_000],
+        ['new', NOW - 2_000],
+      ]),
+    );
+    const disabled: ConfigLookup = { ...config, destinationsForSource: () => [{ ...crm, enabled: false }] };
+    expect(sourcesOf(disabled, [chunk(0, 0, [received('d', NOW - 5)])])).toEqual(new Map([['web', NOW - 5]]));
+    expect(sourcesOf(config, [chunk(0, 0, [{ ...received('opted out', NOW - 5), integrations: '{"All":false}' }])])).toEqual(new Map());
   });
 
-  it('leaves out what is not routed here: diverted and invalid records, and asks nothing of a chunk without messages to route', () => {
-    const plain = chunk(0, 0, [received('moved', NOW), received('kept', NOW - 4_000)]);
+  it('asks no later than the chunk was read: ingest\'s clock running ahead does not make the wait longer', () => {
+    expect(sourcesOf(config, [chunk(0, 0, [received('ahead', NOW + 60_000, 'app')], INGEST, NOW)])).toEqual(new Map([['app', NOW]]));
+  });
+
+  it('leaves out diverted records', () => {
+    const plain = chunk(0, 0, [received('moved', NOW, 'app'), received('kept', NOW - 4_000, 'app')]);
     const records = plain.records.map((record, index) => (index === 0 && 'message' in record ? { ...record, diverted: true } : record));
-    expect(configNeededSince([{ ...plain, records }])).toBe(NOW - 4_000);
-    expect(configNeededSince([chunk(0, 0, [new InvalidMessage('undecodable', 'garbage')])])).toBeUndefined();
-    expect(configNeededSince([])).toBeUndefined();
+    expect(sourcesOf(config, [{ ...plain, records }])).toEqual(new Map([['app', NOW - 4_000]]));
   });
 });

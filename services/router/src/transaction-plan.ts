@@ -24,7 +24,7 @@ export interface PartitionChunk {
   nextOffset: string;
   /** An overflow-lane chunk read while that lane is behind: it yields to the main lane (GroupCommit). */
   behind?: boolean;
-  /** Date.now() once the chunk's records were read from Kafka (`configNeededSince`). */
+  /** Date.now() once the chunk's records were read from Kafka (`configFilteredSources`). */
   readAt: number;
 }
 
@@ -57,34 +57,26 @@ export function planTransaction(chunks: readonly PartitionChunk[], config: Confi
 }
 
 /**
- * How recent the config view must be before chunks whose messages were filtered for config
- * (`filteredForConfig`) are routed: it must hold every config record written before the newest
- * message to route was received. The router follows the config topic on its own, so a source
- * or destination created (or enabled) through the admin API and used at once could otherwise
- * meet a view a step behind and be filtered (`no_destinations`, `destination_disabled`): the
- * message lost, while the indexer, which waits the same way, showed it routed. Each record counts from its `receivedAt` — ingest's clock, so
- * a backlog received long ago is covered by the view as it stands — but from no later than
- * when this router read it: a check begun after that covers it whatever the clocks say, and
- * ingest's running ahead must not make every transaction wait for a check of its own. Records
- * moved to the overflow lane or invalid are not routed here and do not count. Undefined: nothing
- * to wait for.
+ * The sources of the plan with a message filtered for config (no such source, no destinations,
+ * a disabled source or destination), each with how recent the config view must be for that
+ * filtering to stand: as of the newest such message's receipt. The router follows the config
+ * topic on its own, so a source or destination created (or enabled) through the admin API and
+ * used at once could otherwise meet a view a step behind and be filtered — the message lost,
+ * while the indexer, which waits, showed it routed. A message counts from its `receivedAt`
+ * (ingest's clock: a backlog received long ago is covered by the view as it stands), but from
+ * no later than when this router read it: a check begun after that covers it whatever the
+ * clocks say. Diverted records are not routed here and do not count.
  */
-export function configNeededSince(chunks: readonly PartitionChunk[]): number | undefined {
-  let since: number | undefined;
-  for (const { records, readAt } of chunks) {
-    for (const record of records) {
-      if (!('message' in record) || record.diverted) continue;
-      const { receivedAt } = record.message;
+export function configFilteredSources(plan: Pick<TransactionPlan, 'outcomes'>, chunks: readonly Pick<PartitionChunk, 'readAt'>[]): Map<string, number> {
+  const sources = new Map<string, number>();
+  plan.outcomes.forEach(({ configFiltered }, index) => {
+    const readAt = chunks[index]!.readAt;
+    for (const [sourceId, receivedAt] of configFiltered) {
       const needed = Number.isFinite(receivedAt) ? Math.min(receivedAt, readAt) : readAt;
-      if (since === undefined || needed > since) since = needed;
+      sources.set(sourceId, Math.max(needed, sources.get(sourceId) ?? Number.NEGATIVE_INFINITY));
     }
-  }
-  return since;
-}
-
-/** Whether any message of the plan was filtered for its config (not for its own integrations object). */
-export function filteredForConfig(plan: Pick<TransactionPlan, 'outcomes'>): boolean {
-  return plan.outcomes.some(({ filtered }) => [...filtered.keys()].some((reason) => reason !== 'integrations_off'));
+  });
+  return sources;
 }
 
 export function consumedOffsets(chunks: readonly PartitionChunk[]): TopicOffsets[] {
