@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Producer } from 'kafkajs';
+import kafkajs, { type Producer } from 'kafkajs';
 import { topicNames, type DedupBatch } from '@tributary/schemas';
-import { createLogger, createProducer, prepareTopics, topicDefinitions } from '@tributary/shared';
+import { createLogger, createProducer, prepareTopics, topicDefinitions, withAdmin } from '@tributary/shared';
 import { testCodec, testKafka, testLogger, uniqueName, uniqueNamespace } from '@tributary/test/harness';
 import { DedupStore } from './dedup-store.js';
 
+// kafkajs is CommonJS and Node cannot see this enum as a named export.
+const { ConfigResourceTypes, ConfigSource } = kafkajs;
 const HOUR = 3_600_000;
 const namespace = uniqueNamespace('dedup');
 const topics = topicNames(namespace);
@@ -35,13 +37,13 @@ async function write(entries: Array<[string, number]>, outcome: 'commit' | 'abor
 }
 
 describe('DedupStore on the real dedup topic', () => {
-  it('loads committed entries inside the window, follows other instances after invalidate(), and warns about a short retention', async () => {
+  it('loads committed entries inside the window, follows other instances after invalidate(), and raises a retention shorter than the window', async () => {
     const now = Date.now();
     await write([['web/a', now], ['web/old', now - 25 * HOUR]], 'commit');
     await write([['web/aborted', now]], 'abort');
 
     const lines: string[] = [];
-    const logger = createLogger({ service: 'router', level: 'warn', destination: { write: (line: string) => void lines.push(line) } });
+    const logger = createLogger({ service: 'router', level: 'info', destination: { write: (line: string) => void lines.push(line) } });
     const store = new DedupStore({ kafka, codec, logger, topic: topics.dedup, groupPrefix: namespace, windowMs: 24 * HOUR, maxEntries: 100, maxBytes: 1e9 });
     await store.start();
     try {
@@ -49,7 +51,14 @@ describe('DedupStore on the real dedup topic', () => {
       expect(store.state.isDuplicate('web/aborted', Date.now())).toBe(false);
       expect(store.state.isDuplicate('web/old', Date.now())).toBe(false);
       expect(store.state.size).toBe(1);
-      expect(lines.join('')).toMatch(/"retentionMs":3600000,"windowMs":86400000.*keeps entries for less than DEDUP_WINDOW/);
+      expect(lines.join('')).toMatch(/"retentionMs":3600000,"windowMs":86400000.*raised the dedup topic's retention to DEDUP_WINDOW/);
+      // Raised, with the topic's own settings kept (AlterConfigs resets what it is not sent).
+      const described = await withAdmin(kafka, (admin) =>
+        admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topics.dedup }] }),
+      );
+      const config = Object.fromEntries(described.resources[0]!.configEntries.map((entry) => [entry.configName, entry]));
+      expect(config['retention.ms']).toMatchObject({ configValue: String(24 * HOUR), configSource: ConfigSource.TOPIC_CONFIG });
+      expect(config['cleanup.policy']).toMatchObject({ configValue: 'delete', configSource: ConfigSource.TOPIC_CONFIG });
 
       // What another instance commits is known once ready() resolves after invalidate().
       await write([['web/b', Date.now()]], 'commit');

@@ -14,6 +14,7 @@
 import kafkajs, { type Kafka } from 'kafkajs';
 import type { DedupBatch } from '@tributary/schemas';
 import { CompactedTopicReader, withAdmin, type AvroCodec, type Logger } from '@tributary/shared';
+import { planRetention } from './dedup-retention.js';
 import { DedupState, type DedupClaims, type DedupOptions } from './dedup.js';
 
 // kafkajs is CommonJS and Node cannot see this enum as a named export.
@@ -51,26 +52,34 @@ export class DedupStore {
   }
 
   async start(): Promise<void> {
-    await this.warnIfRetentionShort();
+    await this.keepRetentionWithinWindow();
     await this.reader.start();
     this.caughtUp = Promise.resolve();
   }
 
   /**
-   * The topic's retention is set from DEDUP_WINDOW only when the topic is created (by the
-   * first service to start); a shorter one makes restarts forget ids inside the window.
+   * The topic's retention must cover DEDUP_WINDOW, or a restart forgets ids inside it. Every
+   * service creates missing topics at start, and only the router knows the window, so the
+   * topic is often created by another service with the default 24 h; and a window raised
+   * later finds the topic as it was. Its retention is raised here (never lowered: a longer
+   * one costs only disk). Kafka's AlterConfigs (the only one kafkajs speaks) replaces all of a
+   * topic's own settings, so the ones it has are sent back with it.
    */
-  private async warnIfRetentionShort(): Promise<void> {
+  private async keepRetentionWithinWindow(): Promise<void> {
     const { kafka, topic, windowMs, logger } = this.options;
-    const described = await withAdmin(kafka, (admin) =>
-      admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['retention.ms'] }] }),
-    );
-    const retention = described.resources[0]?.configEntries.find((entry) => entry.configName === 'retention.ms')?.configValue;
-    const retentionMs = Number(retention);
-    if (retention !== undefined && retentionMs >= 0 && retentionMs < windowMs) {
+    try {
+      await withAdmin(kafka, async (admin) => {
+        const described = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic }] });
+        const entries = described.resources[0]?.configEntries ?? [];
+        const plan = planRetention(entries, windowMs);
+        if (plan === undefined) return;
+        await admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configEntries: plan.topicConfig }] });
+        logger.info({ topic, retentionMs: plan.fromMs, windowMs }, 'raised the dedup topic\'s retention to DEDUP_WINDOW');
+      });
+    } catch (error) {
       logger.warn(
-        { topic, retentionMs, windowMs },
-        'the dedup topic keeps entries for less than DEDUP_WINDOW: after a restart, ids older than its retention are forgotten; raise its retention.ms',
+        { err: error, topic, windowMs },
+        'could not check or raise the dedup topic\'s retention to DEDUP_WINDOW: if it is shorter, a restart forgets ids older than it; raise its retention.ms',
       );
     }
   }
