@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { runCommand } from '../local/java.js';
 import { repoRoot } from '../local/paths.js';
-import { SERVICE_NODE_ARGS } from '../local/service-env.js';
+import { INGEST_MAX_OLD_SPACE_MB, SERVICE_NODE_ARGS } from '../local/service-env.js';
 import { SERVICES, type ServiceName } from '../observability/metrics.js';
 import { ensureGoTool, HELM } from '../tests/go-tools.js';
 
@@ -43,7 +43,7 @@ interface Container {
 interface PodSpec {
   containers: Container[];
   terminationGracePeriodSeconds: number;
-  volumes?: { name: string; configMap?: { name: string }; secret?: { secretName: string }; persistentVolumeClaim?: { claimName: string } }[];
+  volumes?: { name: string; configMap?: { name: string }; secret?: { secretName: string }; persistentVolumeClaim?: { claimName: string }; emptyDir?: { sizeLimit?: string } }[];
   securityContext: { runAsNonRoot?: boolean; fsGroup?: number };
 }
 interface K8sObject {
@@ -157,6 +157,22 @@ describe('helm template with the default values', () => {
     }
   });
 
+  it("bounds ingest's heap as npm start does, and no other service's", () => {
+    const ingest = containerOf(objects, 'ingest').env.filter((variable) => variable.name === 'NODE_OPTIONS');
+    expect(ingest).toEqual([{ name: 'NODE_OPTIONS', value: `--max-old-space-size=${INGEST_MAX_OLD_SPACE_MB}` }]);
+    for (const service of SERVICES.filter((s) => s !== 'ingest')) expect(envOf(containerOf(objects, service)).has('NODE_OPTIONS')).toBe(false);
+  });
+
+  it('gives ingest a writable /tmp for audience syncs (the root file system is read-only), and no other service', () => {
+    const ingest = deploymentOf(objects, 'ingest').spec.template.spec;
+    expect(ingest.volumes).toEqual([{ name: 'tmp', emptyDir: { sizeLimit: '2Gi' } }]);
+    expect(containerOf(objects, 'ingest').volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }]);
+    expect(containerOf(objects, 'ingest').securityContext).toMatchObject({ readOnlyRootFilesystem: true });
+    for (const service of SERVICES.filter((s) => s !== 'ingest')) {
+      expect(JSON.stringify(containerOf(objects, service).volumeMounts ?? [])).not.toContain('/tmp');
+    }
+  });
+
   it('serves every service on port 8080, probed at /healthz and /readyz', () => {
     for (const service of SERVICES) {
       const container = containerOf(objects, service);
@@ -236,7 +252,7 @@ describe('helm template with the default values', () => {
   it('mounts no config file unless one is given, leaving config to the admin API', () => {
     expect(byKind(objects, 'ConfigMap')).toEqual([]);
     expect(envOf(containerOf(objects, 'ingest')).has('TRIBUTARY_CONFIG')).toBe(false);
-    expect(deploymentOf(objects, 'ingest').spec.template.spec.volumes).toBeUndefined();
+    expect(deploymentOf(objects, 'ingest').spec.template.spec.volumes?.map((volume) => volume.name)).toEqual(['tmp']);
   });
 
   it('annotates the pods for Prometheus scraping', () => {
@@ -303,6 +319,8 @@ describe('helm template with every option', () => {
     }
     expect(plainEnv(containerOf(objects, 'dispatcher'))).toMatchObject({ CIRCUIT_FAILURES: '10', CIRCUIT_FAILURE_RATIO: '0.8', CIRCUIT_PROBES: '1', DELIVERY_DISABLE_ON_GONE: 'true', DELIVERY_DNS_SERVERS: '10.0.0.10,10.0.0.11:5353' });
     expect(plainEnv(containerOf(objects, 'ingest'))['INGEST_EXTRA']).toBe('1');
+    // A NODE_OPTIONS in extraEnv replaces ingest's bound rather than sitting beside it.
+    expect(containerOf(objects, 'ingest').env.filter((variable) => variable.name === 'NODE_OPTIONS')).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=384' }]);
     expect(envOf(containerOf(objects, 'dispatcher')).get('DISPATCHER_EXTRA')?.valueFrom?.secretKeyRef).toEqual({ name: 'dispatcher-extra', key: 'value' });
     expect(Object.fromEntries(SERVICES.map((s) => [s, deploymentOf(objects, s).spec.replicas]))).toEqual({
       ingest: 3,
@@ -317,8 +335,14 @@ describe('helm template with every option', () => {
     const [configMap] = byKind(objects, 'ConfigMap').filter((c) => c.metadata.name === 'rel-tributary-config');
     expect(parse(configMap?.data?.['tributary.yaml'] ?? '')).toEqual(values.config.declarative);
     const ingest = deploymentOf(objects, 'ingest').spec.template;
-    expect(ingest.spec.volumes).toEqual([{ name: 'config', configMap: { name: 'rel-tributary-config' } }]);
-    expect(containerOf(objects, 'ingest').volumeMounts).toEqual([{ name: 'config', mountPath: '/etc/tributary', readOnly: true }]);
+    expect(ingest.spec.volumes).toEqual([
+      { name: 'config', configMap: { name: 'rel-tributary-config' } },
+      { name: 'tmp', emptyDir: { sizeLimit: '2Gi' } },
+    ]);
+    expect(containerOf(objects, 'ingest').volumeMounts).toEqual([
+      { name: 'config', mountPath: '/etc/tributary', readOnly: true },
+      { name: 'tmp', mountPath: '/tmp' },
+    ]);
     expect(plainEnv(containerOf(objects, 'ingest'))['TRIBUTARY_CONFIG']).toBe('/etc/tributary/tributary.yaml');
     expect(ingest.metadata.annotations?.['checksum/config']).toMatch(/^[0-9a-f]{64}$/);
     for (const service of SERVICES.filter((s) => s !== 'ingest')) {
@@ -398,6 +422,7 @@ describe('helm template with existing Secrets', () => {
     expect(envOf(containerOf(objects, 'ingest')).get('ADMIN_TOKEN')?.valueFrom?.secretKeyRef).toEqual({ name: 'ops-admin', key: 'token' });
     expect(deploymentOf(objects, 'ingest').spec.template.spec.volumes).toEqual([
       { name: 'config', secret: { secretName: 'tributary-config', items: [{ key: 'tributary.yaml', path: 'tributary.yaml' }] } },
+      { name: 'tmp', emptyDir: { sizeLimit: '2Gi' } },
     ]);
     expect(plainEnv(containerOf(objects, 'ingest'))['TRIBUTARY_CONFIG']).toBe('/etc/tributary/tributary.yaml');
   });
@@ -532,6 +557,8 @@ describe('values the chart refuses', () => {
     [['--set-string', 'delivery.retryLadder=10'], /retryLadder/],
     [['--set', 'kafka.bruker=x'], /additional properties 'bruker' not allowed/],
     [['--set', 'terminationGracePeriodSeconds=30'], /terminationGracePeriodSeconds \(30\) must be longer than shutdownTimeoutSeconds \(30\)/],
+    [['--set', 'ingest.tmp.sizeLimit=big'], /ingest\/tmp\/sizeLimit/],
+    [['--set', 'ingest.maxOldSpaceSizeMb=8'], /ingest\/maxOldSpaceSizeMb/],
   ])('%j', async (args, message) => {
     const result = await runHelm(['template', 'rel', chartDir, ...args]);
     expect(result.code).not.toBe(0);

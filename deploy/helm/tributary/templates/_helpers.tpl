@@ -183,6 +183,15 @@ specific to it, then extraEnv (global, then the service's), so extraEnv can over
 {{- if eq .component "ingest" }}
 - name: DELIVERY_LOG_URL
   value: {{ printf "http://%s:%d" (include "tributary.componentName" (dict "root" $root "component" "indexer")) (int $values.containerPort) | quote }}
+{{- /* ingest's V8 heap bound, as under npm start (INGEST_MAX_OLD_SPACE_MB in deploy/local/service-env.ts says why). A NODE_OPTIONS in extraEnv replaces it. */}}
+{{- $nodeOptionsInExtraEnv := false }}
+{{- range concat ($values.extraEnv | default list) (.service.extraEnv | default list) }}
+{{- if eq .name "NODE_OPTIONS" }}{{ $nodeOptionsInExtraEnv = true }}{{ end }}
+{{- end }}
+{{- if and .service.maxOldSpaceSizeMb (not $nodeOptionsInExtraEnv) }}
+- name: NODE_OPTIONS
+  value: {{ printf "--max-old-space-size=%d" (int .service.maxOldSpaceSizeMb) | quote }}
+{{- end }}
 {{- if include "tributary.configMounted" $root }}
 - name: TRIBUTARY_CONFIG
   value: {{ printf "%s/%s" $values.config.mountPath $values.config.key | quote }}
