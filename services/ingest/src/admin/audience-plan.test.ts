@@ -1,7 +1,8 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { thrown } from '@tributary/test/harness/thrown';
 import type { ConfigState } from '@tributary/shared';
-import { changeRecords, MAX_AUDIENCE_MEMBERS, parseJsonSnapshot, planAudienceSync, snakeCase } from './audience-plan.js';
+import { changeRecords, checkAudienceName, MAX_AUDIENCE_MEMBERS, parseJsonSnapshot, planAudienceSync, snakeCase } from './audience-plan.js';
 import { AdminError } from './errors.js';
 
 describe('snakeCase', () => {
@@ -15,8 +16,51 @@ describe('snakeCase', () => {
     ['already_snake_case', 'already_snake_case'],
     ['Users30Days', 'users30_days'],
     ['!!!', ''],
+    // Segment's audience key for the same name.
+    ['VIP Clients', 'vip_clients'],
+    // Letters of every script are kept: these were `vip` (both) and refused as letterless.
+    ['VIP Клиенты', 'vip_клиенты'],
+    ['VIP Пользователи', 'vip_пользователи'],
+    ['Клиенты', 'клиенты'],
+    ['高価値ユーザー', '高価値ユーザー'],
+    ['ВипКлиенты', 'вип_клиенты'],
+    ['ΆλφαΒήτα', 'άλφα_βήτα'],
+    ['उपयोगकर्ता', 'उपयोगकर्ता'],
+    // Marks of other scripts are part of the letter; composed or decomposed, one trait, composed.
+    ['Новый', 'новый'],
+    ['Нови\u0306 Fans', 'новй_fans'],
+    ['Нов\u0439 Fans', 'новй_fans'],
+    ['ｻﾞｰ', 'ザー'],
+    ['Ka\u0308ufer (EU)', 'kaufer_eu'],
+    // Latin letters NFKD keeps whole are spelt in ASCII, as Segment does.
+    ['Straße', 'strasse'],
+    ['ÆgirØl', 'aegir_ol'],
   ])('%s → %s', (name, expected) => {
     expect(snakeCase(name)).toBe(expected);
+  });
+
+  // The rule before letters of every script were kept; ASCII names must keep their traits.
+  const asciiRule = (name: string) =>
+    name
+      .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+      .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
+      .replace(/[^A-Za-z0-9]+/g, '_')
+      .replace(/^_+|_+$/g, '')
+      .toLowerCase();
+
+  it('gives every ASCII name the trait it had before', () => {
+    const ascii = fc.string({ unit: fc.constantFrom(...'aAbBzZ09 -_.&(/'.split('')), maxLength: 24 });
+    fc.assert(
+      fc.property(fc.oneof(ascii, fc.string({ unit: 'binary-ascii', maxLength: 24 })), (name) => {
+        expect(snakeCase(name)).toBe(asciiRule(name));
+      }),
+    );
+  });
+});
+
+describe('checkAudienceName', () => {
+  it.each(['Клиенты', '高価値ユーザー', 'Ωmega'])('accepts %s, a name without ASCII letters', (name) => {
+    expect(checkAudienceName(name)).toBe(name);
   });
 });
 

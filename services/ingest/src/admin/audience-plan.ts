@@ -15,19 +15,40 @@ import { serverMessage } from './server-message.js';
 export const MAX_AUDIENCE_MEMBERS = 50_000;
 
 /**
- * The trait name for an audience: words split at spaces, punctuation and camelCase
- * humps, accents dropped, joined lower-case with "_" ("High Value Users" →
- * `high_value_users`, "Churn-Risk 30d" → `churn_risk_30d`).
+ * Latin letters that NFKD leaves whole, spelt in ASCII as Segment's snake_case (lodash's
+ * deburr) spells them, so Latin names keep giving ASCII traits ("Straße" → `strasse`).
+ * Lower-case only: they are looked up after lower-casing.
+ */
+const LATIN_SPELLINGS: Readonly<Record<string, string>> = {
+  ß: 'ss', æ: 'ae', ø: 'o', œ: 'oe', ð: 'd', þ: 'th', đ: 'd', ħ: 'h', ı: 'i', ł: 'l', ŋ: 'n', ŧ: 't', ĸ: 'k',
+};
+const LATIN_SPELT = new RegExp(`[${Object.keys(LATIN_SPELLINGS).join('')}]`, 'gu');
+
+/**
+ * The trait name for an audience: words split at spaces, punctuation and camelCase humps,
+ * joined lower-case with "_" ("High Value Users" → `high_value_users`, "Churn-Risk 30d" →
+ * `churn_risk_30d`, "VIP Клиенты" → `vip_клиенты`). Letters and digits of every script are
+ * kept — reducing names to ASCII made "VIP Клиенты" and "VIP Пользователи" one trait, and
+ * "Клиенты" none. Latin letters lose their accents ("Käufer" → `kaufer`, as Segment does and
+ * as traits already sent say); other scripts keep their marks ("й", "ザ"), which are part of
+ * the letter. NFKD first and NFC last: a name typed composed or decomposed (or full-width)
+ * gives one trait, written composed.
  */
 export function snakeCase(name: string): string {
-  return name
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
-    .replace(/[^A-Za-z0-9]+/g, '_')
-    .replace(/^_+|_+$/g, '')
-    .toLowerCase();
+  return (
+    name
+      .normalize('NFKD')
+      // A mark on a Latin letter is an accent to drop; one on no letter at all has nothing to
+      // belong to. (Looking behind at marks too keeps a second mark on "й"-like letters.)
+      .replace(/(?<![\p{L}\p{M}])\p{M}+|(?<=\p{Script=Latin})\p{M}+/gu, '')
+      .replace(/([\p{Ll}\p{N}]\p{M}*)(\p{Lu})/gu, '$1_$2')
+      .replace(/((?:\p{Lu}\p{M}*)+)(\p{Lu}\p{M}*\p{Ll})/gu, '$1_$2')
+      .replace(/[^\p{L}\p{M}\p{N}]+/gu, '_')
+      .replace(/^_+|_+$/g, '')
+      .toLowerCase()
+      .replace(LATIN_SPELT, (letter) => LATIN_SPELLINGS[letter] ?? letter)
+      .normalize('NFC')
+  );
 }
 
 /** The audience name from the URL; it is part of the state key `<audience>/<userId>`, so no "/". */

@@ -1,12 +1,19 @@
 /** User deletions and audience syncs: requests that become messages on the ingest topic. */
 import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
+import type { FastifyError } from 'fastify';
+import { MAX_ID_LENGTH } from '@tributary/shared';
 import { MAX_AUDIENCE_MEMBERS } from './audience-plan.js';
 import { AdminError } from './errors.js';
 import type { AdminRoutes } from './routes.js';
 
-/** A JSON snapshot is parsed whole: room for its maximum of members with long ids. NDJSON is streamed, without a limit. */
-const AUDIENCE_BODY_LIMIT = MAX_AUDIENCE_MEMBERS * 160;
+/**
+ * A JSON snapshot is parsed whole: room for its maximum of members with ids of the longest
+ * length allowed (MAX_ID_LENGTH ASCII characters, each in quotes, after a comma, indented on
+ * a line of its own), plus the object around them. 160 bytes a member was too little once ids
+ * could be 512 characters: a valid snapshot was refused. NDJSON is streamed, without a limit.
+ */
+export const AUDIENCE_BODY_LIMIT = MAX_AUDIENCE_MEMBERS * (MAX_ID_LENGTH + 8) + 64 * 1024;
 
 const NDJSON = 'application/x-ndjson';
 
@@ -16,7 +23,18 @@ export const eventRoutes: AdminRoutes = (scope, { events }) => {
   // The NDJSON body is handed over as the request stream, read line by line as it arrives.
   scope.addContentTypeParser(NDJSON, (_request, payload, done) => done(null, payload));
 
-  scope.put<{ Params: { name: string }; Querystring: { sourceId?: string } }>('/audiences/:name/members', { bodyLimit: AUDIENCE_BODY_LIMIT }, async (request) => {
+  // Fastify's own 413 says only that the body is too large; this one says what to send instead.
+  // Thrown, so the admin error handler answers it like every other error.
+  const tooLarge = (error: FastifyError) => {
+    if (error.code !== 'FST_ERR_CTP_BODY_TOO_LARGE') throw error;
+    throw new AdminError(
+      413,
+      'body_too_large',
+      `a JSON audience snapshot may be at most ${AUDIENCE_BODY_LIMIT} bytes; send large snapshots as ${NDJSON} (one {"userId": …} per line, ?sourceId= in the URL, gzip optional), which is streamed without a size limit`,
+    );
+  };
+
+  scope.put<{ Params: { name: string }; Querystring: { sourceId?: string } }>('/audiences/:name/members', { bodyLimit: AUDIENCE_BODY_LIMIT, errorHandler: tooLarge }, async (request) => {
     const type = (request.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();
     if (type !== NDJSON) return events.syncAudience(request.params.name, request.body);
     const encoding = (request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();

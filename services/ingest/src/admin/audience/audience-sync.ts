@@ -5,11 +5,17 @@
  * each one Kafka transaction holding the Identify messages and the state records they
  * imply — so a sync interrupted after any chunk, repeated later, finds those users already
  * changed and sends nobody twice and loses nobody.
+ *
+ * The same read finds the other audiences whose names give the same trait ("VIP Clients" and
+ * "vip-clients" are both `vip_clients`): while one of them has members, a sync that would give
+ * the trait to members of another is refused, or receivers would see each audience flip the
+ * other's trait.
  */
 import type { Kafka } from 'kafkajs';
 import type { AudienceMembership, IngestMessage, TopicNames } from '@tributary/schemas';
 import { scanTopicMessages, type AvroCodec, type Logger, type TopicMessages } from '@tributary/shared';
-import { changeRecords, type AudienceSync } from '../audience-plan.js';
+import { changeRecords, snakeCase, type AudienceSync } from '../audience-plan.js';
+import { AdminError } from '../errors.js';
 import type { MemberLine } from './member-lines.js';
 import { diffMembers, lastPerUser, type MembershipChange } from './membership-diff.js';
 import { SortedRuns } from './sorted-runs.js';
@@ -27,6 +33,11 @@ export interface AudienceSyncDeps {
   /** Longest the read of the audiences topic may take. */
   scanTimeoutMs: number;
   groupPrefix: string;
+  /**
+   * Hands over every committed record of the audiences topic, tombstones included, in offset
+   * order per key: the topic itself (scanTopicMessages) unless a test gives the records.
+   */
+  scanState?: (onRecord: (key: string | undefined, value: Buffer | null) => Promise<void>) => Promise<void>;
 }
 
 export interface AudienceSyncOutcome {
@@ -48,6 +59,8 @@ export interface AudienceSyncOutcome {
 // 'M' + value JSON for a member, 'T' for a deletion.
 const PLAIN = '';
 const DELETED = 'T';
+// Payload of another audience's member in the same-trait runs: whether it is one is all that counts.
+const MEMBER = 'M';
 
 export async function runAudienceSync(
   deps: AudienceSyncDeps,
@@ -58,9 +71,18 @@ export async function runAudienceSync(
 ): Promise<AudienceSyncOutcome> {
   const wanted = new SortedRuns();
   const current = new SortedRuns();
+  // Records of other audiences with the same trait, keyed `<audience>/<userId>`: normally none.
+  const sameTrait = new SortedRuns();
   try {
-    for await (const member of snapshot) wanted.add(member.userId, member.value ?? PLAIN);
-    await readState(deps, sync.audience, current);
+    let listed = 0;
+    for await (const member of snapshot) {
+      wanted.add(member.userId, member.value ?? PLAIN);
+      listed++;
+    }
+    await readState(deps, sync, current, sameTrait);
+    // An empty snapshot gives the trait to nobody, only takes this audience's away: it stays
+    // allowed, so two audiences that came to share a trait before this check can be untangled.
+    if (listed > 0) await refuseTakenTrait(sync, sameTrait);
 
     let currentMembers = 0;
     let members = 0;
@@ -102,25 +124,66 @@ export async function runAudienceSync(
   } finally {
     wanted.remove();
     current.remove();
+    sameTrait.remove();
   }
 }
 
-/** The audience's records on the compacted topic, deletions included, in offset order per key. */
-async function readState(deps: AudienceSyncDeps, audience: string, into: SortedRuns): Promise<void> {
-  const prefix = `${audience}/`;
-  await scanTopicMessages(
-    { kafka: deps.kafka, topic: deps.topics.audiences, groupId: `${deps.groupPrefix}-audience-scan-${process.pid}-${Date.now()}`, since: undefined, timeoutMs: deps.scanTimeoutMs },
-    async (_partition, message) => {
-      const key = message.key?.toString('utf8');
-      if (!key?.startsWith(prefix)) return;
-      const userId = key.slice(prefix.length);
-      if (!message.value) {
-        into.add(userId, DELETED);
-        return;
-      }
-      const record = await deps.codec.decode<AudienceMembership>('audiences', message.value);
-      into.add(userId, record.member ? `M${record.value ?? ''}` : DELETED);
-    },
+/**
+ * The audience's records on the compacted topic, deletions included, in offset order per key;
+ * and those of other audiences whose names give the same trait.
+ */
+async function readState(deps: AudienceSyncDeps, sync: AudienceSync, into: SortedRuns, sameTrait: SortedRuns): Promise<void> {
+  // Whether a name gives this trait, per audience name: a topic holds few audiences and many
+  // records, so the name is not snake_cased once per record.
+  const sharesTrait = new Map<string, boolean>();
+  const scan =
+    deps.scanState ??
+    ((onRecord) =>
+      scanTopicMessages(
+        { kafka: deps.kafka, topic: deps.topics.audiences, groupId: `${deps.groupPrefix}-audience-scan-${process.pid}-${Date.now()}`, since: undefined, timeoutMs: deps.scanTimeoutMs },
+        (_partition, message) => onRecord(message.key?.toString('utf8'), message.value),
+      ));
+  await scan(async (key, value) => {
+    // Audience names have no "/": the first one ends the audience, whatever the user id holds.
+    const slash = key === undefined ? -1 : key.indexOf('/');
+    if (key === undefined || slash < 0) return;
+    const audience = key.slice(0, slash);
+    if (audience !== sync.audience) {
+      let shares = sharesTrait.get(audience);
+      if (shares === undefined) sharesTrait.set(audience, (shares = snakeCase(audience) === sync.trait));
+      if (shares) sameTrait.add(key, value && (await deps.codec.decode<AudienceMembership>('audiences', value)).member ? MEMBER : DELETED);
+      return;
+    }
+    const userId = key.slice(slash + 1);
+    if (!value) {
+      into.add(userId, DELETED);
+      return;
+    }
+    const record = await deps.codec.decode<AudienceMembership>('audiences', value);
+    into.add(userId, record.member ? `M${record.value ?? ''}` : DELETED);
+  });
+}
+
+/** A 409 naming the audience that has members with this sync's trait, if one has. */
+async function refuseTakenTrait(sync: AudienceSync, sameTrait: SortedRuns): Promise<void> {
+  // In key order, so audience by audience; read to the end, which closes the run files.
+  const members = new Map<string, number>();
+  for await (const { userId: key } of lastPerUser(sameTrait.sorted(), (payload) => (payload === DELETED ? null : undefined))) {
+    const audience = key.slice(0, key.indexOf('/'));
+    members.set(audience, (members.get(audience) ?? 0) + 1);
+  }
+  // The first in name order, should several have members (the answer names one).
+  const owner = [...members][0];
+  if (!owner) return;
+  const [audience, count] = owner;
+  throw new AdminError(
+    409,
+    'trait_in_use',
+    `audience "${audience}" already sets the trait "${sync.trait}" (${count} member${count === 1 ? '' : 's'}); ` +
+      `"${sync.audience}" would set it too and receivers would see each audience change the other's members: ` +
+      `give "${sync.audience}" a name whose trait differs (syncing "${audience}" with no members frees the trait)`,
+    [],
+    { trait: sync.trait, ownedBy: audience },
   );
 }
 
