@@ -81,19 +81,31 @@ describe('parseConfigYaml', () => {
     expect(parseConfigYaml('a: "$${HOME} costs $5"', {})).toEqual({ a: '${HOME} costs $5' });
   });
 
-  it('refuses malformed references', () => {
-    expect(issuesOf(() => parseConfigYaml('a: "${UNCLOSED"', {}))).toEqual([{ path: 'a', message: '"${UNCLOSED" is not closed; write ${NAME} (or $${ for a literal ${)' }]);
-    expect(issuesOf(() => parseConfigYaml('a: "${1BAD}"', {}))).toEqual([{ path: 'a', message: '"${1BAD}" is not a variable reference; names are letters, digits and "_"' }]);
-    expect(issuesOf(() => parseConfigYaml('a: "${}"', {}))).toEqual([{ path: 'a', message: '"${}" is not a variable reference; names are letters, digits and "_"' }]);
+  it('refuses malformed references, naming the path and never quoting the value (often a secret)', () => {
+    expect(issuesOf(() => parseConfigYaml('a: "${UNCLOSED"', {}))).toEqual([{ path: 'a', message: 'holds a "${" that is not closed; write ${NAME} (or $${ for a literal ${)' }]);
+    const notAName = 'holds a "${…}" that is not a variable reference; names are letters, digits and "_" (write $${ for a literal ${)';
+    expect(issuesOf(() => parseConfigYaml('a: "${1BAD}"', {}))).toEqual([{ path: 'a', message: notAName }]);
+    expect(issuesOf(() => parseConfigYaml('a: "${}"', {}))).toEqual([{ path: 'a', message: notAName }]);
+    const secret = 'destinations:\n  - settings:\n      sharedSecret: "Xk9${q7Zp!2w"\n      headers: { Authorization: "Bearer Qz${c-d}Wy" }\n';
+    const issues = issuesOf(() => parseConfigYaml(secret, {}));
+    expect(issues.map((issue) => issue.path)).toEqual(['destinations[0].settings.sharedSecret', 'destinations[0].settings.headers.Authorization']);
+    for (const fragment of ['Xk9', 'q7Zp', '2w', 'c-d', 'Qz', 'Wy']) expect(JSON.stringify(issues)).not.toContain(fragment);
   });
 
   it('leaves numbers, booleans and null as YAML typed them', () => {
     expect(parseConfigYaml('a: 3\nb: true\nc: null\nd: "3"', {})).toEqual({ a: 3, b: true, c: null, d: '3' });
   });
 
-  it('reads an empty file as an empty document', () => {
-    expect(parseConfigYaml('', {})).toEqual({});
-    expect(parseConfigYaml('# nothing yet\n', {})).toEqual({});
+  it('refuses an empty file, which applied with prune would delete everything, and reads explicit empty lists', () => {
+    const empty = [{ path: '', message: 'is empty; to apply an empty configuration on purpose, write "sources: []" and "destinations: []"' }];
+    expect(issuesOf(() => parseConfigYaml('', {}))).toEqual(empty);
+    expect(issuesOf(() => parseConfigYaml('# nothing yet\n\n# sources: []\n', {}))).toEqual(empty);
+    expect(issuesOf(() => parseConfigYaml('---\n', {}))).toEqual(empty);
+    expect(parseConfigYaml('sources: []\ndestinations: []\n', {})).toEqual({ sources: [], destinations: [] });
+    expect(parseConfigYaml('{}', {})).toEqual({});
+    // `null` written out is a document, and the config model refuses it as not an object.
+    expect(parseConfigYaml('null', {})).toBeNull();
+    expect(issuesOf(() => parseConfigDocument(parseConfigYaml('~', {})))).toEqual([{ path: '', message: 'must be an object with "sources" and "destinations" lists' }]);
   });
 
   it('reports YAML syntax errors with line and column', () => {
@@ -132,5 +144,15 @@ describe('loadConfigFile', () => {
     expect((missing as ConfigFileError).message).toBe(`${join(dir, 'missing.yaml')} is not a valid Tributary config:\n  - cannot be read: ENOENT`);
     expect((missing as ConfigFileError).unreadable).toBe(true);
     expect((error as ConfigFileError).unreadable).toBe(false);
+  });
+
+  it('names an empty file', async () => {
+    const file = join(dir, 'empty.yaml');
+    writeFileSync(file, '# all commented out\n# sources: []\n');
+    const error = await loadConfigFile(file, {}).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ConfigFileError);
+    expect((error as ConfigFileError).message).toBe(
+      `${file} is not a valid Tributary config:\n  - is empty; to apply an empty configuration on purpose, write "sources: []" and "destinations: []"`,
+    );
   });
 });

@@ -17,15 +17,20 @@ const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export type Environment = Record<string, string | undefined>;
 
+/**
+ * Problems are named by the value's path only, never by the text matched: a malformed
+ * reference sits inside a value that is often a secret ("Xk9${q7Zp!2w" would have been quoted
+ * from its "${" to its end), and these messages reach the start-up log and the CLI's output.
+ */
 function expandString(text: string, env: Environment, path: string, issues: ValidationIssue[]): string {
   return text.replace(REFERENCE, (match, name: string | undefined) => {
     if (match === '$${') return '${';
     if (!match.endsWith('}')) {
-      issues.push({ path, message: `"${match}" is not closed; write \${NAME} (or $\${ for a literal \${)` });
+      issues.push({ path, message: 'holds a "${" that is not closed; write ${NAME} (or $${ for a literal ${)' });
       return match;
     }
     if (name === undefined || !VARIABLE_NAME.test(name)) {
-      issues.push({ path, message: `"${match}" is not a variable reference; names are letters, digits and "_"` });
+      issues.push({ path, message: 'holds a "${…}" that is not a variable reference; names are letters, digits and "_" (write $${ for a literal ${)' });
       return match;
     }
     const value = env[name];
@@ -61,11 +66,23 @@ export function parseConfigYaml(text: string, env: Environment = process.env): u
       }),
     );
   }
+  // An empty file (or one of comments only) is refused rather than read as an empty document:
+  // applied with prune, that would delete every source and destination. An empty config is
+  // still possible on purpose, written out as `sources: []` and `destinations: []`.
+  if (isEmpty(document)) {
+    throw new ConfigValidationError([{ path: '', message: 'is empty; to apply an empty configuration on purpose, write "sources: []" and "destinations: []"' }]);
+  }
   keepHeaderValuesAsWritten(document);
   const issues: ValidationIssue[] = [];
   const expanded = expand(document.toJS({ maxAliasCount: 100 }), env, [], issues);
   if (issues.length > 0) throw new ConfigValidationError(issues);
-  return expanded ?? {};
+  return expanded;
+}
+
+/** Nothing written: no content at all, or only a `---` marker (read as a plain scalar with no text). */
+function isEmpty(document: Document): boolean {
+  const contents = document.contents;
+  return contents === null || (isScalar(contents) && contents.type === 'PLAIN' && contents.value === null && contents.source === '');
 }
 
 /**

@@ -32,6 +32,8 @@ const destination = (overrides: Record<string, unknown> = {}, settings: Record<s
   settings: { webhooks: [{ url: 'https://hooks.example.com/segment' }], ...settings },
 });
 const hook = (headers?: unknown) => ({ url: 'https://hooks.example.com/a', ...(headers === undefined ? {} : { headers }) });
+/** `count` entries, each with a URL of its own (one URL twice is refused). */
+const hooks = (count: number) => Array.from({ length: count }, (_, index) => ({ url: `https://hooks.example.com/${index}` }));
 
 const storedSource: Source = { id: 'web', name: 'Web', writeKey: 'wk_web_0001', enabled: true };
 const storedDestination = (overrides: Partial<Destination> = {}): Destination => ({
@@ -98,25 +100,31 @@ describe('parseDestination', () => {
         webhooks: [{ url: 'https://hooks.example.com/a', headers: { 'X-Team': 'growth', 'X-Retries': '3', 'X-Flag': 'true' } }],
       },
     });
-    expect(parseDestination({ id: 'd', type: 'webhooks', settings: { webhooks: [hook()] } }).sources).toEqual([]);
+    expect(parseDestination({ id: 'd', type: 'webhooks', sources: [], settings: { webhooks: [hook()] } }).sources).toEqual([]);
+  });
+
+  it('needs sources, so a write that leaves them out does not disconnect the destination from every source', () => {
+    expect(issuesOf(() => parseDestination({ id: 'd', type: 'webhooks', settings: { webhooks: [hook()] } }))).toEqual([
+      { path: 'sources', message: 'is required: the ids of the sources this destination receives from ([] for none)' },
+    ]);
   });
 
   it.each<[string, unknown, ValidationIssue[]]>([
     ['not an object', [], [{ path: '', message: 'must be an object' }]],
-    ['missing id', { type: 'webhooks', settings: { webhooks: [hook()] } }, [{ path: 'id', message: 'is required' }]],
+    ['missing id', { type: 'webhooks', sources: [], settings: { webhooks: [hook()] } }, [{ path: 'id', message: 'is required' }]],
     ['bad id', destination({ id: 'crm/hooks' }), [{ path: 'id', message: 'must be 1-128 characters of letters, digits, "_", "." or "-", starting with a letter or digit' }]],
-    ['missing type', { id: 'd', settings: { webhooks: [hook()] } }, [{ path: 'type', message: 'is required' }]],
+    ['missing type', { id: 'd', sources: [], settings: { webhooks: [hook()] } }, [{ path: 'type', message: 'is required' }]],
     ['another type', destination({ type: 'amplitude' }), [{ path: 'type', message: 'must be "webhooks" (the only destination type)' }]],
     ['sources not a list', destination({ sources: 'web' }), [{ path: 'sources', message: 'must be a list of source ids' }]],
     ['a bad source id', destination({ sources: ['web', 'bad id'] }), [{ path: 'sources[1]', message: 'must be 1-128 characters of letters, digits, "_", "." or "-", starting with a letter or digit' }]],
     ['enabled not a boolean', destination({ enabled: 1 }), [{ path: 'enabled', message: 'must be true or false' }]],
-    ['missing settings', { id: 'd', type: 'webhooks' }, [{ path: 'settings', message: 'is required' }]],
-    ['settings not an object', { id: 'd', type: 'webhooks', settings: 'x' }, [{ path: 'settings', message: 'must be an object' }]],
+    ['missing settings', { id: 'd', type: 'webhooks', sources: [] }, [{ path: 'settings', message: 'is required' }]],
+    ['settings not an object', { id: 'd', type: 'webhooks', sources: [], settings: 'x' }, [{ path: 'settings', message: 'must be an object' }]],
     ['unknown settings field', destination({}, { secret: 'x' }), [{ path: 'settings', message: 'unknown field: secret' }]],
-    ['missing webhooks', { id: 'd', type: 'webhooks', settings: {} }, [{ path: 'settings.webhooks', message: 'is required' }]],
+    ['missing webhooks', { id: 'd', type: 'webhooks', sources: [], settings: {} }, [{ path: 'settings.webhooks', message: 'is required' }]],
     ['webhooks not a list', destination({}, { webhooks: 'https://x.example' }), [{ path: 'settings.webhooks', message: 'must be a list of webhook entries' }]],
     ['no webhooks', destination({}, { webhooks: [] }), [{ path: 'settings.webhooks', message: 'needs at least one webhook URL' }]],
-    ['six webhooks', destination({}, { webhooks: Array.from({ length: 6 }, hook) }), [{ path: 'settings.webhooks[5]', message: 'at most 5 webhook URLs per destination' }]],
+    ['six webhooks', destination({}, { webhooks: hooks(6) }), [{ path: 'settings.webhooks[5]', message: 'at most 5 webhook URLs per destination' }]],
     ['a webhook that is a string', destination({}, { webhooks: ['https://x.example'] }), [{ path: 'settings.webhooks[0]', message: 'must be an object with a url' }]],
     ['a webhook without url', destination({}, { webhooks: [{ headers: {} }] }), [{ path: 'settings.webhooks[0].url', message: 'is required' }]],
     ['a webhook with an unknown field', destination({}, { webhooks: [{ url: 'https://x.example', method: 'PUT' }] }), [{ path: 'settings.webhooks[0]', message: 'unknown field: method' }]],
@@ -154,7 +162,7 @@ describe('parseDestination', () => {
     expect(issuesOf(() => parseDestination(input))).toEqual(expected);
   });
 
-  it.each(['Content-Type', 'content-length', 'HOST', 'User-Agent', 'X-Signature', 'Transfer-Encoding', 'Connection', 'webhook-id', 'Webhook-Timestamp', 'webhook-signature'])(
+  it.each(['Content-Type', 'content-length', 'HOST', 'User-Agent', 'X-Signature', 'Transfer-Encoding', 'Connection', 'Content-Encoding', 'webhook-id', 'Webhook-Timestamp', 'webhook-signature'])(
     'refuses the reserved header %s',
     (name) => {
       expect(issuesOf(() => parseDestination(destination({}, { webhooks: [hook({ [name]: 'x' })] })))).toEqual([
@@ -163,25 +171,86 @@ describe('parseDestination', () => {
     },
   );
 
-  it.each(['Expect', 'keep-alive', 'Upgrade', 'TE', 'Proxy-Connection'])('refuses the hop-by-hop header %s, which the HTTP client refuses or manages', (name) => {
+  it.each(['Expect', 'keep-alive', 'Upgrade', 'TE', 'Proxy-Connection', 'Trailer'])('refuses the hop-by-hop header %s, which the HTTP client refuses or manages', (name) => {
     expect(issuesOf(() => parseDestination(destination({}, { webhooks: [hook({ [name]: '100-continue' })] })))).toEqual([
       { path: `settings.webhooks[0].headers.${name}`, message: `"${name}" is a hop-by-hop header, managed by the HTTP connection, and cannot be a static header` },
     ]);
     expect(HOP_BY_HOP_HEADERS).toContain(name.toLowerCase());
   });
 
+  it('refuses a header name over 256 characters without making the name the path or quoting all of it', () => {
+    const name = `X-${'n'.repeat(100_000)}`;
+    const issues = issuesOf(() => parseDestination(destination({}, { webhooks: [hook({ [name]: 'v' })] })));
+    expect(issues).toEqual([{ path: 'settings.webhooks[0].headers', message: `header names must be at most 256 characters; "X-${'n'.repeat(30)}"… has 100002` }]);
+  });
+
+  it('refuses static headers of one URL over 8192 characters of names and values together', () => {
+    const headers = { 'X-A': 'a'.repeat(4096), 'X-B': 'b'.repeat(4096) };
+    expect(issuesOf(() => parseDestination(destination({}, { webhooks: [hook(headers)] })))).toEqual([
+      { path: 'settings.webhooks[0].headers', message: 'the static headers of one webhook URL may hold at most 8192 characters of names and values together; these hold 8198' },
+    ]);
+  });
+
+  it('sees a __proto__ header name (zod records drop it unseen) and refuses it, and keeps other Object.prototype names as plain names', () => {
+    // As JSON.parse and YAML build it: an own property, not the prototype.
+    const headers = JSON.parse('{"__proto__": "secret-token", "X-Ok": "1"}') as Record<string, unknown>;
+    expect(issuesOf(() => parseDestination(destination({}, { webhooks: [hook(headers)] }), 'destinations[0]'))).toEqual([
+      { path: 'destinations[0].settings.webhooks[0].headers.__proto__', message: '"__proto__" cannot be a static header name' },
+    ]);
+    const parsed = parseDestination(destination({}, { webhooks: [hook({ constructor: 'c', toString: 't', hasOwnProperty: 'h' })] }));
+    expect({ ...parsed.settings.webhooks[0]!.headers }).toEqual({ constructor: 'c', toString: 't', hasOwnProperty: 'h' });
+    expect(Object.getPrototypeOf(parsed.settings.webhooks[0]!.headers)).toBeNull();
+  });
+
+  it.each<[string, string, string]>([
+    ['a leading space', ' https://hooks.example.com/a', 'may not contain spaces'],
+    ['a trailing line break', 'https://hooks.example.com/a\n', 'may not contain spaces'],
+    ['a tab in the path', 'https://hooks.example.com/a\tb', 'may not contain spaces'],
+    ['a line break in the host', 'https://ev\nil.example.com/', 'may not contain spaces'],
+    ['a space in the path', 'https://hooks.example.com/a b', 'may not contain spaces'],
+    ['a NUL', 'https://hooks.example.com/\0', 'may not contain spaces'],
+    ['a DEL', 'https://hooks.example.com/\x7f', 'may not contain spaces'],
+    ['no "//" after the scheme', 'https:hooks.example.com/a', 'must start with "http://" or "https://" followed by the host'],
+    ['one slash after the scheme', 'http:/hooks.example.com/a', 'must start with "http://" or "https://" followed by the host'],
+    ['three slashes after the scheme', 'https:///hooks.example.com/a', 'must start with "http://" or "https://" followed by the host'],
+    ['backslashes after the scheme', 'https:\\\\hooks.example.com/a', 'must start with "http://" or "https://" followed by the host'],
+  ])('refuses a URL with %s, which would be sent elsewhere than it reads', (_case, url, message) => {
+    const issues = issuesOf(() => parseDestination(destination({}, { webhooks: [{ url }] })));
+    expect(issues).toEqual([{ path: 'settings.webhooks[0].url', message: expect.stringContaining(message) as unknown as string }]);
+  });
+
+  it('stores a normal URL exactly as written', () => {
+    for (const url of ['HTTPS://Hooks.Example.com:8443/a?b=c%20d#x', 'http://127.0.0.1:8090/hooks', 'https://[::1]/x', 'https://exämple.com/ü']) {
+      expect(parseDestination(destination({}, { webhooks: [{ url }] })).settings.webhooks[0]!.url).toBe(url);
+    }
+  });
+
+  it('refuses a URL twice in one destination, also when written another way', () => {
+    expect(issuesOf(() => parseDestination(destination({}, { webhooks: [{ url: 'https://h.example.com/a' }, { url: 'https://b.example.com/' }, { url: 'https://h.example.com/a' }] })))).toEqual([
+      { path: 'settings.webhooks[2].url', message: 'is the same URL as webhooks[0]; each URL may appear once per destination' },
+    ]);
+    expect(issuesOf(() => parseDestination(destination({}, { webhooks: [{ url: 'https://h.example.com' }, { url: 'HTTPS://H.example.com:443/' }] }), 'destinations[3]'))).toEqual([
+      { path: 'destinations[3].settings.webhooks[1].url', message: 'is the same URL as webhooks[0]; each URL may appear once per destination' },
+    ]);
+  });
+
   it('reserves exactly the headers the dispatcher sets', () => {
     expect(RESERVED_HEADERS).toEqual(expect.arrayContaining(['content-type', 'content-length', 'host', 'user-agent', 'x-signature']));
   });
 
-  it('accepts the boundaries: five webhooks, 20 headers, 4096-character values, 1024-character secrets', () => {
-    const twenty = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`X-H${i}`, 'v'.repeat(4096)]));
-    const parsed = parseDestination(destination({}, { sharedSecret: 's'.repeat(1024), webhooks: [hook(twenty), hook(), hook(), hook(), { url: 'http://plain.example/x' }] }));
+  it('accepts the boundaries: five webhooks, 20 headers, 4096-character values, 256-character names, 8192 characters of headers, 1024-character secrets', () => {
+    const twenty = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`X-H${i}`, 'v']));
+    const longValue = { 'X-Long': 'v'.repeat(4096) };
+    // 256 + 7936 = 8192 characters of names and values together.
+    const fullest = { ['N'.repeat(256)]: 'v'.repeat(4096), 'X-Rest': 'v'.repeat(8192 - 256 - 4096 - 'X-Rest'.length) };
+    const parsed = parseDestination(
+      destination({}, { sharedSecret: 's'.repeat(1024), webhooks: [hook(twenty), { url: 'https://b.example/', headers: longValue }, { url: 'https://c.example/', headers: fullest }, { url: 'https://d.example/' }, { url: 'http://plain.example/x' }] }),
+    );
     expect(parsed.settings.webhooks).toHaveLength(5);
   });
 
   it('reports every issue at once', () => {
-    expect(issuesOf(() => parseDestination({ id: 'd', type: 'other', settings: { webhooks: [{ url: 'nope', headers: { Host: 'x' } }] } }, 'destinations[0]'))).toEqual([
+    expect(issuesOf(() => parseDestination({ id: 'd', type: 'other', sources: [], settings: { webhooks: [{ url: 'nope', headers: { Host: 'x' } }] } }, 'destinations[0]'))).toEqual([
       { path: 'destinations[0].type', message: 'must be "webhooks" (the only destination type)' },
       { path: 'destinations[0].settings.webhooks[0].url', message: 'is not an absolute URL (include http:// or https://)' },
       { path: 'destinations[0].settings.webhooks[0].headers.Host', message: '"Host" is set by Tributary and cannot be a static header' },
@@ -226,12 +295,20 @@ describe('parseConfigDocument', () => {
     expect(state.destinations[0]?.settings.sharedSecret).toBe('change-me');
   });
 
-  it('treats an empty file as an empty document', () => {
-    expect(parseConfigDocument(null)).toEqual({ sources: [], destinations: [] });
+  it('reads an object without lists as an empty document, which may prune everything on purpose', () => {
     expect(parseConfigDocument({})).toEqual({ sources: [], destinations: [] });
+    const current: ConfigState = { sources: [storedSource], destinations: [storedDestination()] };
+    const desired = parseConfigDocument({ sources: [], destinations: [] }, current, { prune: true });
+    expect(diffConfig(current, desired, { prune: true })).toEqual([
+      { action: 'delete', kind: 'destination', id: 'crm-hooks' },
+      { action: 'delete', kind: 'source', id: 'web' },
+    ]);
   });
 
   it.each<[string, unknown, ValidationIssue[]]>([
+    // No document is not an empty one: with prune, that deleted every source and destination.
+    ['null', null, [{ path: '', message: 'must be an object with "sources" and "destinations" lists' }]],
+    ['nothing', undefined, [{ path: '', message: 'must be an object with "sources" and "destinations" lists' }]],
     ['a list', [], [{ path: '', message: 'must be an object with "sources" and "destinations" lists' }]],
     ['sources not a list', { sources: {} }, [{ path: 'sources', message: 'must be a list' }]],
     ['destinations not a list', { destinations: 'crm' }, [{ path: 'destinations', message: 'must be a list' }]],
@@ -241,7 +318,7 @@ describe('parseConfigDocument', () => {
   });
 
   it('names each entity by its index', () => {
-    expect(issuesOf(() => parseConfigDocument({ sources: [source(), { id: 'app' }], destinations: [destination({}, { webhooks: Array.from({ length: 6 }, hook) })] }))).toEqual([
+    expect(issuesOf(() => parseConfigDocument({ sources: [source(), { id: 'app' }], destinations: [destination({}, { webhooks: hooks(6) })] }))).toEqual([
       { path: 'sources[1].writeKey', message: 'is required' },
       { path: 'destinations[0].settings.webhooks[5]', message: 'at most 5 webhook URLs per destination' },
     ]);
@@ -380,6 +457,58 @@ describe('write-only credentials', () => {
       withKey,
     );
     expect(applied.settings.webhooks[0]!.headers).toEqual({ authorization: 'Bearer live_1234', 'X-Team': 'data' });
+  });
+
+  describe('a redacted header value is kept only from the stored entry with exactly the same URL', () => {
+    const twoHosts = storedDestination({
+      settings: {
+        sharedSecret: null,
+        standardWebhooksSecret: null,
+        webhooks: [
+          { url: 'https://a.example.com/hook', headers: { Authorization: 'Bearer token-for-A' } },
+          { url: 'https://b.example.com/hook', headers: { Authorization: 'Bearer token-for-B' } },
+        ],
+      },
+    });
+    const readBack = redactDestination(twoHosts);
+
+    it('keeps each entry\'s value when entries move', () => {
+      const reordered = parseDestination(destination({}, { webhooks: [readBack.settings.webhooks[1], readBack.settings.webhooks[0]] }), '', twoHosts);
+      expect(reordered.settings.webhooks).toEqual([
+        { url: 'https://b.example.com/hook', headers: { Authorization: 'Bearer token-for-B' } },
+        { url: 'https://a.example.com/hook', headers: { Authorization: 'Bearer token-for-A' } },
+      ]);
+    });
+
+    it('refuses the marker for a URL that changed, rather than sending the value at its position to the new host', () => {
+      // Entry A dropped, B moved to a new host: position 0 held A's Authorization.
+      const moved = { url: 'https://new-b.example.net/hook', headers: readBack.settings.webhooks[1]!.headers };
+      const issues = issuesOf(() => parseDestination(destination({}, { webhooks: [moved] }), '', twoHosts));
+      expect(issues).toEqual([
+        {
+          path: 'settings.webhooks[0].headers.Authorization',
+          message: 'is "[redacted]" (what reads show), but this destination has no stored webhook with exactly this URL, so there is no value to keep: send the value again',
+        },
+      ]);
+      // Written another way is another URL here: the stored text is what is matched.
+      const recased = { url: 'HTTPS://a.example.com/hook', headers: readBack.settings.webhooks[0]!.headers };
+      expect(issuesOf(() => parseDestination(destination({}, { webhooks: [recased] }), '', twoHosts))[0]?.path).toBe('settings.webhooks[0].headers.Authorization');
+    });
+
+    it('refuses the marker where two stored entries share the URL (written before such were refused)', () => {
+      const doubled = storedDestination({
+        settings: { sharedSecret: null, standardWebhooksSecret: null, webhooks: [{ url: 'https://a.example.com/hook', headers: { 'X-Key': 'one' } }, { url: 'https://a.example.com/hook', headers: { 'X-Key': 'two' } }] },
+      });
+      expect(issuesOf(() => parseDestination(destination({}, { webhooks: [{ url: 'https://a.example.com/hook', headers: { 'X-Key': REDACTED_SECRET } }] }), '', doubled))).toHaveLength(1);
+    });
+
+    it('applies the same rule to a declarative document', () => {
+      const existing: ConfigState = { sources: [storedSource], destinations: [twoHosts] };
+      const moved = { url: 'https://new-b.example.net/hook', headers: { Authorization: REDACTED_SECRET } };
+      expect(issuesOf(() => parseConfigDocument({ destinations: [destination({}, { webhooks: [moved] })] }, existing))).toEqual([
+        { path: 'destinations[0].settings.webhooks[0].headers.Authorization', message: expect.stringContaining('send the value again') as unknown as string },
+      ]);
+    });
   });
 
   it('refuses a redacted header value with nothing stored for it', () => {

@@ -10,13 +10,21 @@ import type { Destination, Source, WebhookEntry } from '@tributary/schemas';
 export const MAX_WEBHOOKS = 5;
 export const MAX_HEADERS_PER_WEBHOOK = 20;
 export const MAX_HEADER_VALUE_LENGTH = 4096;
+/**
+ * Longest static header name, and most characters of names and values together per webhook
+ * URL: servers commonly refuse a request whose header section passes 8 KiB (Apache's
+ * LimitRequestFieldSize, nginx's header buffers), so a larger set would fail every delivery.
+ */
+export const MAX_HEADER_NAME_LENGTH = 256;
+export const MAX_HEADER_CHARACTERS = 8192;
 export const MAX_URL_LENGTH = 2048;
 export const MAX_SECRET_LENGTH = 1024;
 
 /**
  * Headers the dispatcher sets itself, lower-cased; a static header may not replace them.
- * The spec names the first five; the others are framing headers and the Standard Webhooks
- * signature headers, which a static value would corrupt just the same.
+ * The spec names the first five; the others are framing headers, the Standard Webhooks
+ * signature headers, which a static value would corrupt just the same, and Content-Encoding:
+ * the body is sent unencoded, so a static value would make the receiver misread it.
  */
 export const RESERVED_HEADERS = [
   'content-type',
@@ -26,6 +34,7 @@ export const RESERVED_HEADERS = [
   'x-signature',
   'transfer-encoding',
   'connection',
+  'content-encoding',
   'webhook-id',
   'webhook-timestamp',
   'webhook-signature',
@@ -35,10 +44,11 @@ export const RESERVED_HEADERS = [
  * Hop-by-hop headers, lower-cased, that the connection manages and the dispatcher's HTTP client
  * (undici) refuses or misreads as a static header: undici refuses `Expect`, `Keep-Alive` and
  * `Upgrade` outright, so every request of such a destination failed before anything was sent;
- * `TE` and `Proxy-Connection` mean nothing end to end. (`Connection` and `Transfer-Encoding`
- * are in RESERVED_HEADERS.) A static header may not set them.
+ * `TE` and `Proxy-Connection` mean nothing end to end, and `Trailer` announces trailer fields
+ * a request from the dispatcher never has. (`Connection` and `Transfer-Encoding` are in
+ * RESERVED_HEADERS.) A static header may not set them.
  */
-export const HOP_BY_HOP_HEADERS = ['expect', 'keep-alive', 'proxy-connection', 'te', 'upgrade'];
+export const HOP_BY_HOP_HEADERS = ['expect', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade'];
 
 /** What a read shows instead of a stored secret; sending it back keeps the stored one. */
 export const REDACTED_SECRET = '[redacted]';
@@ -50,6 +60,18 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
  * and anything past U+00FF; a value it refuses made every delivery to that URL undeliverable.
  */
 const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
+/**
+ * ASCII whitespace and control characters. WHATWG URL parsing (undici's) deletes tabs and line
+ * breaks anywhere and spaces and controls at either end without a word, so a stored URL holding
+ * one is sent somewhere other than what reads show: "https://ev\nil.com" goes to evil.com.
+ */
+const URL_INVISIBLE = /[\x00-\x20\x7f]/;
+/**
+ * How a stored URL must begin: the scheme, "//" and then the host. The parser also takes
+ * "https:host", "https:///host" and "https:\\host" and finds a host in them that the text does
+ * not plainly show.
+ */
+const SCHEME_AND_HOST = /^https?:\/\/[^/\\]/i;
 const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 const WRITE_KEY = /^[\x21-\x39\x3b-\x7e]+$/;
 const STANDARD_WEBHOOKS_SECRET = /^whsec_[A-Za-z0-9+/]+={0,2}$/;
@@ -75,6 +97,13 @@ const webhookUrl = z.string({ error: expected('a string') }).superRefine((text, 
   }
   // The URL itself is never quoted in these messages: it may carry credentials, and the
   // messages reach the admin API's answers and, for a config file, the start-up log.
+  if (URL_INVISIBLE.test(text)) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'may not contain spaces, tabs, line breaks or other control characters: URL parsing drops some of them silently, so requests would go elsewhere than the URL shown (percent-encode them, e.g. %20)',
+    });
+    return;
+  }
   let url: URL;
   try {
     url = new URL(text);
@@ -84,6 +113,8 @@ const webhookUrl = z.string({ error: expected('a string') }).superRefine((text, 
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     ctx.addIssue({ code: 'custom', message: `must use http or https, not ${url.protocol.replace(':', '')}` });
+  } else if (!SCHEME_AND_HOST.test(text)) {
+    ctx.addIssue({ code: 'custom', message: 'must start with "http://" or "https://" followed by the host' });
   }
   // Credentials in a URL would be shown by every read of the config; as a static header
   // they are write-only like the shared secret.
@@ -97,47 +128,85 @@ const webhookUrl = z.string({ error: expected('a string') }).superRefine((text, 
   }
 });
 
-const headers = z
-  .record(
-    z.string(),
+const headerValue = z.union([z.string(), z.number(), z.boolean()], { error: 'must be a string' });
+
+/**
+ * A header map without a prototype: a name such as `__proto__` is then an ordinary key, never
+ * the object's prototype, wherever the map is written.
+ */
+function headerMap(): Record<string, string> {
+  return Object.create(null) as Record<string, string>;
+}
+
+/**
+ * Static headers, read from the input's own entries rather than through `z.record`, which
+ * builds its result by assignment and so dropped a `__proto__` name without a word (a YAML
+ * file can hold one). That name is refused: Avro decoding and plain objects in every service
+ * that reads the config would lose it just the same.
+ */
+const headers = z.unknown().transform((input, ctx): Record<string, string> => {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    ctx.addIssue({ code: 'custom', message: 'must be an object of header names to values' });
+    return z.NEVER;
+  }
+  const entries = Object.entries(input);
+  if (entries.length > MAX_HEADERS_PER_WEBHOOK) {
+    ctx.addIssue({ code: 'custom', message: `at most ${MAX_HEADERS_PER_WEBHOOK} static headers per webhook URL` });
+  }
+  const result = headerMap();
+  const seen = new Map<string, string>();
+  let characters = 0;
+  for (const [name, value] of entries) {
+    const lower = name.toLowerCase();
+    // A long name is reported on the map, not at a path made of the name itself.
+    if (name.length > MAX_HEADER_NAME_LENGTH) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `header names must be at most ${MAX_HEADER_NAME_LENGTH} characters; ${JSON.stringify(name.slice(0, 32))}… has ${name.length}`,
+      });
+    } else if (!HEADER_NAME.test(name)) {
+      ctx.addIssue({ code: 'custom', path: [name], message: `"${name}" is not a valid HTTP header name` });
+    } else if (lower === '__proto__') {
+      ctx.addIssue({ code: 'custom', path: [name], message: `"${name}" cannot be a static header name` });
+    } else if (RESERVED_HEADERS.includes(lower)) {
+      ctx.addIssue({ code: 'custom', path: [name], message: `"${name}" is set by Tributary and cannot be a static header` });
+    } else if (HOP_BY_HOP_HEADERS.includes(lower)) {
+      ctx.addIssue({ code: 'custom', path: [name], message: `"${name}" is a hop-by-hop header, managed by the HTTP connection, and cannot be a static header` });
+    } else if (seen.has(lower)) {
+      ctx.addIssue({ code: 'custom', path: [name], message: `repeats header "${seen.get(lower)}" (header names are case-insensitive)` });
+    }
+    if (!seen.has(lower)) seen.set(lower, name);
+    const parsed = headerValue.safeParse(value);
+    if (!parsed.success) {
+      ctx.addIssue({ code: 'custom', path: [name], message: 'must be a string' });
+      continue;
+    }
     // YAML reads `X-Retries: 3` as a number; such scalars are sent as their text.
-    z.union([z.string(), z.number(), z.boolean()], { error: 'must be a string' }),
-    { error: 'must be an object of header names to values' },
-  )
-  .superRefine((record, ctx) => {
-    const names = Object.keys(record);
-    if (names.length > MAX_HEADERS_PER_WEBHOOK) {
-      ctx.addIssue({ code: 'custom', message: `at most ${MAX_HEADERS_PER_WEBHOOK} static headers per webhook URL` });
+    const text = String(parsed.data);
+    // An over-long name is refused already; counted too, it would be reported twice.
+    characters += (name.length > MAX_HEADER_NAME_LENGTH ? 0 : name.length) + text.length;
+    if (/[\r\n\0]/.test(text)) {
+      ctx.addIssue({ code: 'custom', path: [name], message: 'header values may not contain CR, LF or NUL' });
+    } else if (!HEADER_VALUE.test(text)) {
+      ctx.addIssue({ code: 'custom', path: [name], message: 'header values may hold only tabs and printable ASCII (other characters cannot be sent in an HTTP header)' });
+    } else if (text.length > MAX_HEADER_VALUE_LENGTH) {
+      ctx.addIssue({ code: 'custom', path: [name], message: `header values must be at most ${MAX_HEADER_VALUE_LENGTH} characters` });
     }
-    const seen = new Map<string, string>();
-    for (const [name, value] of Object.entries(record)) {
-      const lower = name.toLowerCase();
-      if (!HEADER_NAME.test(name)) {
-        ctx.addIssue({ code: 'custom', path: [name], message: `"${name}" is not a valid HTTP header name` });
-      } else if (RESERVED_HEADERS.includes(lower)) {
-        ctx.addIssue({ code: 'custom', path: [name], message: `"${name}" is set by Tributary and cannot be a static header` });
-      } else if (HOP_BY_HOP_HEADERS.includes(lower)) {
-        ctx.addIssue({ code: 'custom', path: [name], message: `"${name}" is a hop-by-hop header, managed by the HTTP connection, and cannot be a static header` });
-      } else if (seen.has(lower)) {
-        ctx.addIssue({ code: 'custom', path: [name], message: `repeats header "${seen.get(lower)}" (header names are case-insensitive)` });
-      }
-      seen.set(lower, seen.get(lower) ?? name);
-      const text = String(value);
-      if (/[\r\n\0]/.test(text)) {
-        ctx.addIssue({ code: 'custom', path: [name], message: 'header values may not contain CR, LF or NUL' });
-      } else if (!HEADER_VALUE.test(text)) {
-        ctx.addIssue({ code: 'custom', path: [name], message: 'header values may hold only tabs and printable ASCII (other characters cannot be sent in an HTTP header)' });
-      } else if (text.length > MAX_HEADER_VALUE_LENGTH) {
-        ctx.addIssue({ code: 'custom', path: [name], message: `header values must be at most ${MAX_HEADER_VALUE_LENGTH} characters` });
-      }
-    }
-  })
-  .transform((record) => Object.fromEntries(Object.entries(record).map(([name, value]) => [name, String(value)])));
+    result[name] = text;
+  }
+  if (characters > MAX_HEADER_CHARACTERS) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `the static headers of one webhook URL may hold at most ${MAX_HEADER_CHARACTERS} characters of names and values together; these hold ${characters}`,
+    });
+  }
+  return result;
+});
 
 const webhookEntry = z
   .object({ url: webhookUrl, headers: headers.optional() }, { error: 'must be an object with a url' })
   .strict()
-  .transform((entry): WebhookEntry => ({ url: entry.url, headers: entry.headers ?? {} }));
+  .transform((entry): WebhookEntry => ({ url: entry.url, headers: entry.headers ?? headerMap() }));
 
 const webhooks = z
   .array(webhookEntry, { error: expected('a list of webhook entries') })
@@ -147,6 +216,17 @@ const webhooks = z
       // Named at the first entry over the limit, so the message points at what to remove.
       ctx.addIssue({ code: 'custom', path: [MAX_WEBHOOKS], message: `at most ${MAX_WEBHOOKS} webhook URLs per destination` });
     }
+    // A URL twice would receive every delivery twice, and a redacted header value sent back
+    // could not say which entry's stored value it keeps. Compared as parsed, so the same URL
+    // written another way ("HTTPS://Host" for "https://host/") counts too.
+    const first = new Map<string, number>();
+    entries.forEach((entry, index) => {
+      // Every URL here parsed (the array is checked only once its entries are valid).
+      const href = URL.canParse(entry.url) ? new URL(entry.url).href : entry.url;
+      const earlier = first.get(href);
+      if (earlier === undefined) first.set(href, index);
+      else ctx.addIssue({ code: 'custom', path: [index, 'url'], message: `is the same URL as webhooks[${earlier}]; each URL may appear once per destination` });
+    });
   });
 
 const sharedSecret = z
@@ -180,7 +260,11 @@ export const destinationInput = z
       id,
       name: displayName.optional(),
       type: z.literal('webhooks', { error: (issue) => (issue.input === undefined ? 'is required' : 'must be "webhooks" (the only destination type)') }),
-      sources: z.array(id, { error: expected('a list of source ids') }).optional(),
+      // Required, so a PUT that leaves it out cannot disconnect the destination from every
+      // source by accident; [] says so on purpose.
+      sources: z.array(id, {
+        error: (issue) => (issue.input === undefined ? 'is required: the ids of the sources this destination receives from ([] for none)' : 'must be a list of source ids'),
+      }),
       enabled: enabled.optional(),
       settings: z
         .object(
@@ -273,23 +357,33 @@ export function parseDestination(input: unknown, prefix = '', existing?: Destina
     return stored ?? null;
   };
   // Static header values are write-only too: the marker keeps the value stored for the same
-  // header of the same URL (or, for a URL that changed, of the entry at the same position).
-  const storedHeaders = (url: string, index: number): Record<string, string> | undefined =>
-    (existing?.settings.webhooks.find((entry) => entry.url === url) ?? existing?.settings.webhooks[index])?.headers;
+  // header of the entry with exactly the same URL, and nothing else. Matching by position
+  // once moved an entry's Authorization to whatever URL took that entry's place.
+  const storedHeaders = (url: string): Record<string, string> | undefined => {
+    const matches = existing?.settings.webhooks.filter((entry) => entry.url === url) ?? [];
+    // Two stored entries with one URL (written before such were refused): neither is the one meant.
+    return matches.length === 1 ? matches[0]!.headers : undefined;
+  };
   const webhooks = settings.webhooks.map((entry, index) => {
-    const headers: Record<string, string> = {};
+    const headers = headerMap();
+    const stored = storedHeaders(entry.url);
     for (const [header, value] of Object.entries(entry.headers)) {
       if (value !== REDACTED_SECRET) {
         headers[header] = value;
         continue;
       }
-      const stored = Object.entries(storedHeaders(entry.url, index) ?? {}).find(([name]) => name.toLowerCase() === header.toLowerCase())?.[1];
+      const path = formatPath(prefix, ['settings', 'webhooks', index, 'headers', header]);
       if (stored === undefined) {
         issues.push({
-          path: formatPath(prefix, ['settings', 'webhooks', index, 'headers', header]),
-          message: `is "${REDACTED_SECRET}" (what reads show) but no value is stored for this header; give the value itself`,
+          path,
+          message: `is "${REDACTED_SECRET}" (what reads show), but this destination has no stored webhook with exactly this URL, so there is no value to keep: send the value again`,
         });
-      } else headers[header] = stored;
+        continue;
+      }
+      const kept = Object.entries(stored).find(([name]) => name.toLowerCase() === header.toLowerCase())?.[1];
+      if (kept === undefined) {
+        issues.push({ path, message: `is "${REDACTED_SECRET}" (what reads show) but no value is stored for this header of this URL; send the value again` });
+      } else headers[header] = kept;
     }
     return { url: entry.url, headers };
   });
@@ -297,7 +391,7 @@ export function parseDestination(input: unknown, prefix = '', existing?: Destina
     id: destinationId,
     name: name ?? destinationId,
     type,
-    sources: [...new Set(sources ?? [])],
+    sources: [...new Set(sources)],
     enabled: isEnabled ?? true,
     settings: {
       sharedSecret: keep('sharedSecret'),
@@ -378,7 +472,8 @@ export function crossCheck(desired: ConfigState, existing: ConfigState, options:
  * against what `existing` holds (a redacted secret keeps the existing destination's).
  */
 export function parseConfigDocument(document: unknown, existing: ConfigState = EMPTY_CONFIG, options: ApplyOptions = {}): ConfigState {
-  const shape = configDocument.safeParse(document ?? {});
+  // No default for a missing document: applied with prune, "nothing" would delete everything.
+  const shape = configDocument.safeParse(document);
   if (!shape.success) throw new ConfigValidationError(issuesOf(shape.error, ''));
   const issues: ValidationIssue[] = [];
   const collect = <T>(parse: () => T, into: T[]) => {

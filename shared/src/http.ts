@@ -5,8 +5,8 @@
  * services only serve these three routes. Fastify was chosen for routing, content-type
  * parsing and schema-backed validation that are fast and well kept.
  */
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 
@@ -41,11 +41,34 @@ export interface HttpServerOptions {
 
 export type HttpServer = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger>;
 
+/**
+ * Answers a request Fastify's router refuses before any route, hook or scope is chosen: a path
+ * whose percent-encoding is broken (FST_ERR_BAD_URL), a path parameter over the length limit.
+ */
+export type FrameworkErrorHandler = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void;
+
+/**
+ * Fastify takes its `frameworkErrors` handler only when the instance is built, and such
+ * refusals reach no scope's error handler; a service that answers them in an API's own error
+ * format (ingest) sets its handler here afterwards.
+ */
+const frameworkErrorHandlers = new WeakMap<HttpServer, FrameworkErrorHandler>();
+
+export function setFrameworkErrorHandler(app: HttpServer, handler: FrameworkErrorHandler): void {
+  frameworkErrorHandlers.set(app, handler);
+}
+
+/** Fastify's own answer to these refusals, for a server that set no handler of its own. */
+function fastifyFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const status = error.statusCode ?? 400;
+  void reply.code(status).send({ error: STATUS_CODES[status] ?? 'Bad Request', code: error.code, message: error.message, statusCode: status });
+}
+
 /** Characters of one path parameter: a 512-character id, percent-encoded (up to 3 bytes a character, 3 characters a byte). */
 export const MAX_PATH_PARAM_LENGTH = 512 * 9;
 
 export function createHttpServer({ logger, metrics, readiness, bodyLimit, timeouts }: HttpServerOptions): HttpServer {
-  const app = Fastify({
+  const app: HttpServer = Fastify({
     ...(timeouts ? { requestTimeout: timeouts.requestMs, keepAliveTimeout: timeouts.keepAliveMs } : {}),
     loggerInstance: logger.child({ component: 'http' }) as FastifyBaseLogger,
     // Per-request log lines would dominate the log at ingest rates; services log outcomes.
@@ -58,6 +81,7 @@ export function createHttpServer({ logger, metrics, readiness, bodyLimit, timeou
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: MAX_PATH_PARAM_LENGTH },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    frameworkErrors: (error, request, reply) => (frameworkErrorHandlers.get(app) ?? fastifyFrameworkError)(error, request, reply),
   });
   // Node checks request and header timeouts on this interval (30 s by default): too coarse
   // for a bound of a few seconds.

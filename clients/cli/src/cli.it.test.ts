@@ -96,6 +96,7 @@ describe('tributary config apply', () => {
     const extra = `
   - id: old
     type: webhooks
+    sources: []
     settings:
       webhooks: [{ url: https://old.example.com/x }]`;
     await tributary(['config', 'apply', file('with-old.yaml', config('https://hooks.example.com/a', extra))], { CRM_SECRET: 'one' });

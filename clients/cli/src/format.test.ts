@@ -1,7 +1,8 @@
 import { formatAudienceSync } from './commands/audience.js';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import type { ConfigChange } from '@tributary/shared';
+import type { Destination, Source } from '@tributary/schemas';
+import { diffConfig, parseConfigDocument, parseConfigYaml, redactDestination, type ConfigChange, type ConfigState } from '@tributary/shared';
 import { formatChange, formatConfigYaml, formatIssues, formatSummary } from './format.js';
 
 describe('formatChange', () => {
@@ -49,6 +50,30 @@ describe('formatConfigYaml', () => {
       sources: [{ id: 'web', name: 'Web', writeKey: 'wk_web_0001', enabled: true }],
       destinations: [{ id: 'crm', settings: { sharedSecret: '[redacted]', webhooks: [{ url: 'https://x.example', headers: {} }] } }],
     });
+  });
+});
+
+describe('formatConfigYaml round trip', () => {
+  it('writes a literal ${ as $${, so the printed config applies back as no changes whatever the environment holds', () => {
+    const web: Source = { id: 'web', name: 'Price ${USD} and $${EUR} and $5', writeKey: 'wk_web_0001', enabled: true };
+    const crm: Destination = {
+      id: 'crm',
+      name: 'CRM ${',
+      type: 'webhooks',
+      sources: ['web'],
+      enabled: true,
+      settings: { sharedSecret: 's3cret', standardWebhooksSecret: null, webhooks: [{ url: 'https://h.example.com/a${HOME}', headers: { 'X-Key': 'k' } }] },
+    };
+    const current: ConfigState = { sources: [web], destinations: [crm] };
+    // As `config get` receives it from GET /config: destinations redacted.
+    const destinations = current.destinations.map((destination) => {
+      const { settings, ...rest } = redactDestination(destination);
+      return { ...rest, settings: { ...settings } };
+    });
+    const text = formatConfigYaml({ sources: current.sources, destinations });
+    const document = parseConfigYaml(text, { USD: 'dollars', EUR: 'euros', HOME: '/root' });
+    expect(document).toMatchObject({ sources: [{ name: web.name }], destinations: [{ name: crm.name, settings: { webhooks: [{ url: crm.settings.webhooks[0]!.url }] } }] });
+    expect(diffConfig(current, parseConfigDocument(document, current))).toEqual([]);
   });
 });
 

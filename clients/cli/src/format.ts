@@ -35,12 +35,26 @@ export interface ConfigSnapshot {
   destinations: Array<{ settings?: Record<string, unknown>; [field: string]: unknown }>;
 }
 
+/**
+ * String values with every `${` written `$${`, the config file's escape for a literal `${`: the
+ * file reader expands `${NAME}` in every string value, so a name such as "Price ${USD}" printed
+ * raw would be read back as a reference (refused, or replaced by the variable) and the file
+ * would not apply back as "no changes". Keys are never expanded, so they stay as they are.
+ */
+function escapeReferences(value: unknown): unknown {
+  // A function, not the string '$${': in a replacement string "$$" stands for one "$".
+  if (typeof value === 'string') return value.replaceAll('${', () => '$${');
+  if (Array.isArray(value)) return value.map(escapeReferences);
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, escapeReferences(inner)]));
+  return value;
+}
+
 export function formatConfigYaml(config: ConfigSnapshot): string {
   const destinations = config.destinations.map((destination) => ({
     ...destination,
     settings: Object.fromEntries(Object.entries(destination.settings ?? {}).filter(([, value]) => value !== null)),
   }));
-  return stringify({ sources: config.sources, destinations });
+  return stringify(escapeReferences({ sources: config.sources, destinations }));
 }
 
 /** Rows under a header, each column as wide as its widest cell, two spaces apart. */

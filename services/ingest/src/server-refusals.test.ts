@@ -5,9 +5,20 @@
 import { connect } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHttpServer, createLogger, createMetrics, createReadiness, type HttpServer } from '@tributary/shared';
+import { loadAdminOpenApi } from './admin/openapi.js';
+import { registerAdminApi } from './admin/plugin.js';
+import type { AdminDeps } from './admin/routes.js';
 import { createIngestMetrics } from './ingest-metrics.js';
 import { registerSegmentApi } from './segment-api.js';
-import { clientErrorRefusal, installServerRefusals, rawResponse, type ServerRefusals } from './server-refusals.js';
+import { clientErrorRefusal, frameworkRefusal, installServerRefusals, rawResponse, type ServerRefusals } from './server-refusals.js';
+
+/** Admin dependencies no request in these tests reaches. */
+const unreached = <T extends object>() =>
+  new Proxy({} as T, {
+    get: () => {
+      throw new Error('not reached in these tests');
+    },
+  });
 
 let app: HttpServer;
 let refusals: ServerRefusals;
@@ -29,6 +40,8 @@ beforeEach(async () => {
     logger,
     metrics: createIngestMetrics(createMetrics('ingest-refusals-2').registry),
   });
+  const adminDeps: AdminDeps = { token: 'tok-0123456789abcdef', config: unreached(), events: unreached(), deadLetters: unreached(), health: unreached(), quarantine: unreached(), isReady: () => true };
+  registerAdminApi(app, { ...adminDeps, logger, openapi: loadAdminOpenApi() });
   app.get('/slow', async () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     return { slow: true };
@@ -136,6 +149,35 @@ describe('paths nothing serves', () => {
 
   it('serves the routes that exist as before', async () => {
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+  });
+});
+
+describe('paths the router cannot read', () => {
+  it('400 in the Segment API format for broken percent-encoding outside /admin', async () => {
+    for (const url of ['/v1/track%', '/v1/batch%E0%A4%A', '/nowhere/%zz']) {
+      const response = await app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: '{}' });
+      expect(response.statusCode).toBe(400);
+      expect(response.headers['content-type']).toMatch(/^application\/json/);
+      const body = response.json<Record<string, unknown>>();
+      expect(body).toMatchObject({ success: false, code: 'invalid_url', error: expect.stringContaining('not valid percent-encoding') as unknown as string });
+      expect(body.message).toBe(body.error);
+    }
+  });
+
+  it('400 in the admin API format under /admin, before the token is checked', async () => {
+    for (const url of ['/admin/v1/destinations/%E0%A4%A/health', '//admin/v1/sources/%']) {
+      const response = await app.inject({ method: 'GET', url });
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toEqual({ error: expect.stringContaining('not valid percent-encoding') as unknown as string, code: 'invalid_url', issues: [] });
+    }
+  });
+
+  it('maps the router\'s other refusals too', () => {
+    expect(frameworkRefusal({ code: 'FST_ERR_MAX_PARAM_LENGTH', statusCode: 414 }, '/admin/v1/sources/x')).toMatchObject({ status: 414, body: { code: 'path_too_long', issues: [] } });
+    expect(frameworkRefusal({ code: 'FST_ERR_ASYNC_CONSTRAINT', statusCode: 500 }, '/v1/track')).toMatchObject({ status: 500, body: { success: false, code: 'internal_error' } });
+    expect(frameworkRefusal({ code: 'FST_ERR_ASYNC_CONSTRAINT', statusCode: 500 }, '/admin')).toMatchObject({ status: 500, body: { code: 'internal' } });
+    // "/administrator" is not the admin API.
+    expect(frameworkRefusal({ code: 'FST_ERR_BAD_URL' }, '/administrator/%')).toMatchObject({ body: { success: false } });
   });
 });
 

@@ -7,7 +7,10 @@
  *   (431), anything that is not HTTP/1.1 (400);
  * - a request arriving while the server closes (503, with Retry-After, so a client retries
  *   against another replica or after the restart);
- * - a path no route and no API's own not-found handler serves (404).
+ * - a path no route and no API's own not-found handler serves (404);
+ * - a path Fastify's router cannot read (broken percent-encoding: 400; a path parameter over
+ *   its length limit: 414), refused before any scope's handlers run: in the admin API's error
+ *   shape under /admin, the Segment API's everywhere else.
  *
  * Every Segment library reads the body of a refusal, and one that cannot (analytics-python
  * reads `message` and takes a KeyError for a reason to retry) retries a 4xx for minutes, its
@@ -15,13 +18,14 @@
  *
  * The shared server (`createHttpServer`) is built without these, so they are fitted to the
  * instance ingest is given: Node's `clientError` and `request` listeners are the public places
- * where Node hands over a connection's refusal and each request, and Fastify's own 404 is
- * answered from a hook before its handler runs.
+ * where Node hands over a connection's refusal and each request, Fastify's own 404 is
+ * answered from a hook before its handler runs, and its router's refusals through the shared
+ * server's `setFrameworkErrorHandler`.
  */
 import { STATUS_CODES, maxHeaderSize, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { HttpServer, Logger } from '@tributary/shared';
-import { echoed, errorBody, unavailable, type ApiError } from '@tributary/shared/segment';
+import { AdminError, setFrameworkErrorHandler, type AdminErrorBody, type HttpServer, type Logger } from '@tributary/shared';
+import { echoed, errorBody, unavailable, type ApiError, type ErrorBody } from '@tributary/shared/segment';
 
 export interface ClientTimeouts {
   requestMs: number;
@@ -76,6 +80,34 @@ export function noRouteRefusal(method: string, url: string): ApiError {
     code: 'not_found',
     error: `no route ${method} ${echoed(url.split('?', 1)[0]!)}: the Segment API is POST /v1/batch, /v1/import, /v1/identify, /v1/track, /v1/page, /v1/screen, /v1/group or /v1/alias`,
   };
+}
+
+/** `/admin`, `/admin/…` (also `//admin/…`: the router ignores duplicate slashes). */
+const ADMIN_PATH = /^\/+admin(?:[/?]|$)/;
+
+/**
+ * The answer to a request Fastify's router refused before routing it (its `frameworkErrors`):
+ * the same refusal in the error shape of the API the path belongs to. The path is not quoted:
+ * it is what could not be read.
+ */
+export function frameworkRefusal(error: { code?: string; statusCode?: number }, url: string): { status: number; body: AdminErrorBody | ErrorBody } {
+  let refusal: ApiError;
+  if (error.code === 'FST_ERR_BAD_URL') {
+    refusal = {
+      status: 400,
+      code: 'invalid_url',
+      error: 'the request path is not valid percent-encoding: every "%" must start a %XX escape (two hex digits) and the escapes must decode to UTF-8; nothing in the request was accepted',
+    };
+  } else if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    refusal = { status: 414, code: 'path_too_long', error: 'a segment of the request path is too long for any id; nothing in the request was accepted' };
+  } else {
+    // Fastify's remaining one (an async route constraint failing) would be a bug of ours.
+    refusal = { status: 500, code: 'internal_error', error: 'the request failed inside the service; nothing in it was accepted' };
+  }
+  if (ADMIN_PATH.test(url)) {
+    return { status: refusal.status, body: new AdminError(refusal.status, refusal.status === 500 ? 'internal' : refusal.code, refusal.error).body() };
+  }
+  return { status: refusal.status, body: errorBody(refusal) };
 }
 
 /**
@@ -139,6 +171,12 @@ export function installServerRefusals(app: HttpServer, { logger, timeouts }: { l
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     if (closing) return answerClosing(response);
     for (const handler of handlers) handler.call(server, request, response);
+  });
+
+  setFrameworkErrorHandler(app, (error, request, reply) => {
+    const { status, body } = frameworkRefusal(error, request.raw.url ?? '');
+    logger.debug({ code: error.code, status }, 'refused a request path the router cannot read');
+    void reply.code(status).send(body);
   });
 
   // The shared server's own not-found answer (outside /v1 and /admin, which answer theirs in

@@ -254,7 +254,7 @@ describe('declarative apply', () => {
   it('refuses an invalid document with paths relative to it, writing nothing', async () => {
     const before = await configEndOffset();
     const bad = await call('POST', '/config/apply', {
-      document: { sources: [{ id: 'x', writeKey: 'short' }], destinations: [{ id: 'y', type: 'webhooks', settings: { webhooks: [] } }] },
+      document: { sources: [{ id: 'x', writeKey: 'short' }], destinations: [{ id: 'y', type: 'webhooks', sources: [], settings: { webhooks: [] } }] },
     });
     expect(bad.status).toBe(400);
     expect(bad.json.issues).toEqual([

@@ -14,7 +14,14 @@ const byId = <T extends { id: string }>(entities: readonly T[]): T[] => [...enti
 const applyRequest = z
   .object(
     {
-      document: z.unknown().refine((value) => value !== undefined, 'is required'),
+      // An object, not merely present: `"document": null` once read as an empty document,
+      // which with prune deleted every source and destination.
+      document: z.unknown().superRefine((value, ctx) => {
+        if (value === undefined) ctx.addIssue({ code: 'custom', message: 'is required' });
+        else if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+          ctx.addIssue({ code: 'custom', message: 'must be an object with "sources" and "destinations" lists' });
+        }
+      }),
       dryRun: z.boolean({ error: 'must be true or false' }).optional(),
       prune: z.boolean({ error: 'must be true or false' }).optional(),
     },
