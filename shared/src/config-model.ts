@@ -144,64 +144,71 @@ function headerMap(): Record<string, string> {
  * file can hold one). That name is refused: Avro decoding and plain objects in every service
  * that reads the config would lose it just the same.
  */
-const headers = z.unknown().transform((input, ctx): Record<string, string> => {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    ctx.addIssue({ code: 'custom', message: 'must be an object of header names to values' });
-    return z.NEVER;
-  }
-  const entries = Object.entries(input);
-  if (entries.length > MAX_HEADERS_PER_WEBHOOK) {
-    ctx.addIssue({ code: 'custom', message: `at most ${MAX_HEADERS_PER_WEBHOOK} static headers per webhook URL` });
-  }
-  const result = headerMap();
-  const seen = new Map<string, string>();
-  let characters = 0;
-  for (const [name, value] of entries) {
-    const lower = name.toLowerCase();
-    // A long name is reported on the map, not at a path made of the name itself.
-    if (name.length > MAX_HEADER_NAME_LENGTH) {
+const headers = z
+  .unknown()
+  // Checked in a refinement, not in the transform: issues raised in a transform abort the
+  // parse of everything around it, so the list's own checks (at most five URLs, each once)
+  // would go unreported beside a header's.
+  .superRefine((input, ctx) => {
+    if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+      ctx.addIssue({ code: 'custom', message: 'must be an object of header names to values' });
+      return;
+    }
+    const entries = Object.entries(input);
+    if (entries.length > MAX_HEADERS_PER_WEBHOOK) {
+      ctx.addIssue({ code: 'custom', message: `at most ${MAX_HEADERS_PER_WEBHOOK} static headers per webhook URL` });
+    }
+    const seen = new Map<string, string>();
+    let characters = 0;
+    for (const [name, value] of entries) {
+      const lower = name.toLowerCase();
+      // A long name is reported on the map, not at a path made of the name itself.
+      if (name.length > MAX_HEADER_NAME_LENGTH) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `header names must be at most ${MAX_HEADER_NAME_LENGTH} characters; ${JSON.stringify(name.slice(0, 32))}… has ${name.length}`,
+        });
+      } else if (!HEADER_NAME.test(name)) {
+        ctx.addIssue({ code: 'custom', path: [name], message: `"${name}" is not a valid HTTP header name` });
+      } else if (lower === '__proto__') {
+        ctx.addIssue({ code: 'custom', path: [name], message: `"${name}" cannot be a static header name` });
+      } else if (RESERVED_HEADERS.includes(lower)) {
+        ctx.addIssue({ code: 'custom', path: [name], message: `"${name}" is set by Tributary and cannot be a static header` });
+      } else if (HOP_BY_HOP_HEADERS.includes(lower)) {
+        ctx.addIssue({ code: 'custom', path: [name], message: `"${name}" is a hop-by-hop header, managed by the HTTP connection, and cannot be a static header` });
+      } else if (seen.has(lower)) {
+        ctx.addIssue({ code: 'custom', path: [name], message: `repeats header "${seen.get(lower)}" (header names are case-insensitive)` });
+      }
+      if (!seen.has(lower)) seen.set(lower, name);
+      if (!headerValue.safeParse(value).success) {
+        ctx.addIssue({ code: 'custom', path: [name], message: 'must be a string' });
+        continue;
+      }
+      const text = String(value);
+      // An over-long name is refused already; counted too, it would be reported twice.
+      characters += (name.length > MAX_HEADER_NAME_LENGTH ? 0 : name.length) + text.length;
+      if (/[\r\n\0]/.test(text)) {
+        ctx.addIssue({ code: 'custom', path: [name], message: 'header values may not contain CR, LF or NUL' });
+      } else if (!HEADER_VALUE.test(text)) {
+        ctx.addIssue({ code: 'custom', path: [name], message: 'header values may hold only tabs and printable ASCII (other characters cannot be sent in an HTTP header)' });
+      } else if (text.length > MAX_HEADER_VALUE_LENGTH) {
+        ctx.addIssue({ code: 'custom', path: [name], message: `header values must be at most ${MAX_HEADER_VALUE_LENGTH} characters` });
+      }
+    }
+    if (characters > MAX_HEADER_CHARACTERS) {
       ctx.addIssue({
         code: 'custom',
-        message: `header names must be at most ${MAX_HEADER_NAME_LENGTH} characters; ${JSON.stringify(name.slice(0, 32))}… has ${name.length}`,
+        message: `the static headers of one webhook URL may hold at most ${MAX_HEADER_CHARACTERS} characters of names and values together; these hold ${characters}`,
       });
-    } else if (!HEADER_NAME.test(name)) {
-      ctx.addIssue({ code: 'custom', path: [name], message: `"${name}" is not a valid HTTP header name` });
-    } else if (lower === '__proto__') {
-      ctx.addIssue({ code: 'custom', path: [name], message: `"${name}" cannot be a static header name` });
-    } else if (RESERVED_HEADERS.includes(lower)) {
-      ctx.addIssue({ code: 'custom', path: [name], message: `"${name}" is set by Tributary and cannot be a static header` });
-    } else if (HOP_BY_HOP_HEADERS.includes(lower)) {
-      ctx.addIssue({ code: 'custom', path: [name], message: `"${name}" is a hop-by-hop header, managed by the HTTP connection, and cannot be a static header` });
-    } else if (seen.has(lower)) {
-      ctx.addIssue({ code: 'custom', path: [name], message: `repeats header "${seen.get(lower)}" (header names are case-insensitive)` });
     }
-    if (!seen.has(lower)) seen.set(lower, name);
-    const parsed = headerValue.safeParse(value);
-    if (!parsed.success) {
-      ctx.addIssue({ code: 'custom', path: [name], message: 'must be a string' });
-      continue;
-    }
+  })
+  .transform((input): Record<string, string> => {
+    const result = headerMap();
+    if (typeof input !== 'object' || input === null) return result;
     // YAML reads `X-Retries: 3` as a number; such scalars are sent as their text.
-    const text = String(parsed.data);
-    // An over-long name is refused already; counted too, it would be reported twice.
-    characters += (name.length > MAX_HEADER_NAME_LENGTH ? 0 : name.length) + text.length;
-    if (/[\r\n\0]/.test(text)) {
-      ctx.addIssue({ code: 'custom', path: [name], message: 'header values may not contain CR, LF or NUL' });
-    } else if (!HEADER_VALUE.test(text)) {
-      ctx.addIssue({ code: 'custom', path: [name], message: 'header values may hold only tabs and printable ASCII (other characters cannot be sent in an HTTP header)' });
-    } else if (text.length > MAX_HEADER_VALUE_LENGTH) {
-      ctx.addIssue({ code: 'custom', path: [name], message: `header values must be at most ${MAX_HEADER_VALUE_LENGTH} characters` });
-    }
-    result[name] = text;
-  }
-  if (characters > MAX_HEADER_CHARACTERS) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `the static headers of one webhook URL may hold at most ${MAX_HEADER_CHARACTERS} characters of names and values together; these hold ${characters}`,
-    });
-  }
-  return result;
-});
+    for (const [name, value] of Object.entries(input)) result[name] = String(value);
+    return result;
+  });
 
 const webhookEntry = z
   .object({ url: webhookUrl, headers: headers.optional() }, { error: 'must be an object with a url' })
