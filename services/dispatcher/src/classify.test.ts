@@ -66,18 +66,20 @@ describe('classifyResult', () => {
     expect(classifyResult(error(code))).toMatchObject({ class: 'retryable', kind: 'dns' });
   });
 
-  it.each([
-    'DEPTH_ZERO_SELF_SIGNED_CERT',
-    'SELF_SIGNED_CERT_IN_CHAIN',
-    'CERT_HAS_EXPIRED',
-    'ERR_TLS_CERT_ALTNAME_INVALID',
-    'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-    'ERR_SSL_WRONG_VERSION_NUMBER',
-  ])('TLS failure %s is fatal (tls)', (code) => {
+  it.each(['DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN'])('a self-signed certificate (%s) is fatal (tls), as the spec has it', (code) => {
     const verdict = classifyResult(error(code, 'self-signed certificate'));
     expect(verdict).toMatchObject({ class: 'fatal', reason: 'tls', status: null });
     expect(verdict.class === 'fatal' && verdict.detail).toContain(code);
   });
+
+  it.each(['CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'ERR_TLS_CERT_ALTNAME_INVALID', 'HOSTNAME_MISMATCH', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'ERR_SSL_WRONG_VERSION_NUMBER', 'EPROTO'])(
+    'another TLS failure (%s) is retried within the window: a lapsed certificate or a cut handshake heals',
+    (code) => {
+      const verdict = classifyResult(error(code, 'certificate has expired'));
+      expect(verdict).toMatchObject({ class: 'retryable', kind: 'connection', status: null });
+      expect(verdict.class === 'retryable' && verdict.detail).toMatch(new RegExp(`^TLS: .*${code}`));
+    },
+  );
 
   it('the SSRF guard, bad URLs and unbuildable requests are fatal with their own reasons', () => {
     expect(classifyResult(error(BLOCKED_ADDRESS_CODE, 'refused'))).toMatchObject({ class: 'fatal', reason: 'blocked_address' });

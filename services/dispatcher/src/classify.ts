@@ -58,10 +58,18 @@ const INVALID_URL_CODES = new Set(['ERR_INVALID_URL', UNSUPPORTED_PROTOCOL_CODE]
  */
 const UNDELIVERABLE_CODES = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPORTED', 'ERR_INVALID_CHAR', 'ERR_HTTP_INVALID_HEADER_VALUE', 'ERR_INVALID_HTTP_TOKEN']);
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-/** OpenSSL certificate verification results Node reports as error codes. */
+/**
+ * A self-signed certificate: the spec's one TLS case ("an error is raised and no request is
+ * sent"), fatal at once — it stays self-signed until someone changes the receiver.
+ */
+const SELF_SIGNED_CODES = new Set(['DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN']);
+/**
+ * Other certificate verification results and handshake failures Node reports as error codes.
+ * No request is sent either, but they are retried within the window: a certificate that
+ * lapsed for twenty minutes, a hostname briefly served by the wrong certificate, a handshake
+ * cut by a load balancer being redeployed (EPROTO) heal without anyone replaying dead letters.
+ */
 const CERTIFICATE_CODES = new Set([
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
   'CERT_HAS_EXPIRED',
   'CERT_NOT_YET_VALID',
   'CERT_REVOKED',
@@ -108,7 +116,8 @@ export function classifyResult(result: UrlResult): UrlVerdict {
       if (code === BLOCKED_ADDRESS_CODE) return { class: 'fatal', reason: 'blocked_address', status: null, detail };
       if (INVALID_URL_CODES.has(code)) return { class: 'fatal', reason: 'invalid_url', status: null, detail };
       if (UNDELIVERABLE_CODES.has(code)) return { class: 'fatal', reason: 'undeliverable', status: null, detail };
-      if (isTlsCode(code)) return { class: 'fatal', reason: 'tls', status: null, detail: `TLS: ${detail}` };
+      if (SELF_SIGNED_CODES.has(code)) return { class: 'fatal', reason: 'tls', status: null, detail: `TLS: ${detail}` };
+      if (isTlsCode(code)) return { class: 'retryable', kind: 'connection', status: null, detail: `TLS: ${detail}` };
       if (DNS_CODES.has(code)) return { class: 'retryable', kind: 'dns', status: null, detail };
       if (TIMEOUT_CODES.has(code)) return { class: 'retryable', kind: 'timeout', status: null, detail };
       return { class: 'retryable', kind: 'connection', status: null, detail };
