@@ -46,6 +46,15 @@ describe('AdminApi', () => {
     ]);
   });
 
+  it('asks for the messages . and .. by query, since fetch resolves them as dot segments in a path', async () => {
+    const { fetch, calls } = fakeFetch(200, '{}');
+    const api = new AdminApi({ token: 't', fetch });
+    for (const id of ['.', '..', '...']) await api.message(id);
+    expect(calls.map((call) => call.url)).toEqual(['/admin/v1/messages/by-id?messageId=.', '/admin/v1/messages/by-id?messageId=..', '/admin/v1/messages/...']);
+    // What the browser sends for each: the path survives URL parsing.
+    expect(calls.map((call) => new URL(call.url, 'https://tributary.example').pathname)).toEqual(['/admin/v1/messages/by-id', '/admin/v1/messages/by-id', '/admin/v1/messages/...']);
+  });
+
   it('posts JSON for a replay', async () => {
     const { fetch, calls } = fakeFetch(200, '{"destination":"crm","matched":1,"replayed":1,"skipped":0,"dryRun":true}');
     const result = await new AdminApi({ token: 't', fetch }).replay({ destination: 'crm', dryRun: true });

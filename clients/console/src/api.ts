@@ -169,8 +169,10 @@ export interface MessageDetail {
   messages: IndexedMessage[];
   routing: RoutingDecision[];
   deliveries: Delivery[];
-  /** Oldest first. */
+  /** Oldest first; at most the newest 1,000. */
   attempts: Attempt[];
+  /** Present when the log held more attempts (or per-source copies) than the answer does: the oldest were left out. */
+  truncated?: true;
 }
 
 export interface TailMessage {
@@ -328,6 +330,18 @@ export function toQuery(params: Record<string, QueryValue>): string {
   return text ? `?${text}` : '';
 }
 
+/** Ids a URL parser resolves as dot segments, however they are percent-encoded. */
+export const DOT_SEGMENT_IDS: ReadonlySet<string> = new Set(['.', '..']);
+
+/**
+ * The message lookup's path. `/messages/..` (or `/messages/%2E%2E`) is resolved by fetch to
+ * `/admin/v1/` before it leaves the browser, so ids `.` and `..` go in the query of
+ * `/messages/by-id`, which the delivery log reads for exactly this.
+ */
+export function messagePath(messageId: string): string {
+  return DOT_SEGMENT_IDS.has(messageId) ? `/messages/by-id${toQuery({ messageId })}` : `/messages/${encodeURIComponent(messageId)}`;
+}
+
 interface ErrorBody {
   error?: unknown;
   code?: unknown;
@@ -389,7 +403,7 @@ export class AdminApi {
   }
 
   message(messageId: string): Promise<MessageDetail> {
-    return this.request('GET', `/messages/${encodeURIComponent(messageId)}`);
+    return this.request('GET', messagePath(messageId));
   }
 
   tail(query: { after?: string; source?: string; limit?: number }): Promise<TailPage> {

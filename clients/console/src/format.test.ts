@@ -88,8 +88,26 @@ describe('states', () => {
 describe('what may hold credentials', () => {
   it('masks user-info and query values of a webhook URL', () => {
     expect(displayUrl('https://hooks.example.com/segment')).toBe('https://hooks.example.com/segment');
-    expect(displayUrl('https://user:pw@hooks.example.com:8443/in?token=abc&team=x')).toBe('https://•••@hooks.example.com:8443/in?token=•••&team=•••');
+    expect(displayUrl('https://user:pw@hooks.example.com:8443/in?token=abc&team=x')).toMatch(/^https:\/\/•••@hooks\.example\.com:8443\/in\?token=•••&team=••• \[[0-9a-f]{6}\]$/);
     expect(displayUrl('not a url?token=abc')).toBe('not a url');
+  });
+
+  it('masks every path segment after the first, where chat hooks put their token', () => {
+    const slack = 'https://hooks.slack.com/services/T0001/B0002/XXXXsecretXXXX';
+    expect(displayUrl(slack)).toMatch(/^https:\/\/hooks\.slack\.com\/services\/•••\/•••\/••• \[[0-9a-f]{6}\]$/);
+    expect(displayUrl(slack)).not.toMatch(/T0001|B0002|secret/);
+    expect(displayUrl('https://discord.com/api/webhooks/123/tok_en')).not.toMatch(/123|tok_en/);
+    // A trailing slash hides nothing; the root is the root.
+    expect(displayUrl('https://hooks.zapier.com/hooks/catch/1/abc/')).toMatch(/^https:\/\/hooks\.zapier\.com\/hooks\/•••\/•••\/•••\/ \[[0-9a-f]{6}\]$/);
+    expect(displayUrl('https://example.com')).toBe('https://example.com/');
+  });
+
+  it('tells two masked URLs on one host apart, and shows one URL the same every time', () => {
+    const first = displayUrl('https://hooks.slack.com/services/T1/B1/aaaa');
+    const second = displayUrl('https://hooks.slack.com/services/T1/B1/bbbb');
+    expect(first).not.toBe(second);
+    expect(displayUrl('https://hooks.slack.com/services/T1/B1/aaaa')).toBe(first);
+    expect(displayUrl('https://h.example/in?token=a')).not.toBe(displayUrl('https://h.example/in?token=b'));
   });
 
   it('shows a write key by its ends only', () => {

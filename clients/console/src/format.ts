@@ -95,9 +95,16 @@ export function statusTone(status: number | null | undefined): Tone {
   return status >= 200 && status < 300 ? 'good' : 'bad';
 }
 
+const MASK = '•••';
+
 /**
- * A webhook URL as the console shows it: credentials in the user-info part and query values
- * (where receivers often put a token) are masked; scheme, host and path stay readable.
+ * A webhook URL as the console shows it: scheme, host and the path's first segment stay
+ * readable; credentials in the user-info part, every later path segment and query values are
+ * masked. Chat hooks carry their token in the path (Slack's /services/T…/B…/<token>, Discord's
+ * /api/webhooks/<id>/<token>), and a screenshot of this page must not deliver to them. When
+ * anything is masked, a short hash of the whole URL follows, so two URLs on one host stay
+ * apart: 24 bits, far too few to recover a token from, enough to tell a destination's few
+ * URLs from one another.
  */
 export function displayUrl(url: string): string {
   let parsed: URL;
@@ -106,9 +113,20 @@ export function displayUrl(url: string): string {
   } catch {
     return url.replace(/[?#].*$/, '');
   }
-  const auth = parsed.username || parsed.password ? '•••@' : '';
-  const query = [...parsed.searchParams.keys()].map((name) => `${encodeURIComponent(name)}=•••`).join('&');
-  return `${parsed.protocol}//${auth}${parsed.host}${parsed.pathname}${query ? `?${query}` : ''}`;
+  const auth = parsed.username || parsed.password ? `${MASK}@` : '';
+  const [, first = '', ...rest] = parsed.pathname.split('/');
+  // Empty segments (a trailing slash) are kept as they are: they hide nothing.
+  const path = `/${[first, ...rest.map((segment) => (segment === '' ? '' : MASK))].join('/')}`;
+  const query = [...parsed.searchParams.keys()].map((name) => `${encodeURIComponent(name)}=${MASK}`).join('&');
+  const masked = auth !== '' || rest.some((segment) => segment !== '') || query !== '' || parsed.hash !== '';
+  return `${parsed.protocol}//${auth}${parsed.host}${path}${query ? `?${query}` : ''}${masked ? ` [${shortHash(url)}]` : ''}`;
+}
+
+/** FNV-1a (32 bits) of the text, as 6 hex digits: synchronous, unlike crypto.subtle, and only ever compared by eye. */
+function shortHash(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < text.length; index++) hash = Math.imul(hash ^ text.charCodeAt(index), 0x01000193);
+  return (hash >>> 0).toString(16).padStart(8, '0').slice(0, 6);
 }
 
 /** A write key shown by its ends only: enough to tell keys apart, not to use one from a screenshot. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Attempt, Delivery, MessageDetail } from './api';
-import { isSettled, sinceReceived, timelines } from './message-view';
+import { isSettled, sinceReceived, timelines, truncationNote } from './message-view';
 
 function attempt(destinationId: string, number: number, startedAt: string, fields: Partial<Attempt> = {}): Attempt {
   return {
@@ -85,5 +85,13 @@ describe('sinceReceived', () => {
   it('measures from receipt to the attempt', () => {
     expect(sinceReceived({ receivedAt: '2026-11-25T10:00:00.000Z', startedAt: '2026-11-25T10:00:10.234Z' })).toBe(10_234);
     expect(sinceReceived({ receivedAt: 'x', startedAt: '2026-11-25T10:00:10.234Z' })).toBeNull();
+  });
+});
+
+describe('truncationNote', () => {
+  it('says so when the log held more attempts than the answer, and nothing otherwise', () => {
+    const attempts = [attempt('crm', 7, '2026-11-25T10:00:07.000Z'), attempt('crm', 8, '2026-11-25T10:00:08.000Z')];
+    expect(truncationNote({ attempts, truncated: true })).toBe("Only the newest 2 attempts are shown: older ones were left out of the delivery log's answer.");
+    expect(truncationNote({ attempts })).toBeUndefined();
   });
 });

@@ -43,3 +43,12 @@ export function sinceReceived(attempt: Pick<Attempt, 'receivedAt' | 'startedAt'>
   const started = Date.parse(attempt.startedAt);
   return Number.isNaN(received) || Number.isNaN(started) ? null : started - received;
 }
+
+/**
+ * What the page says when the log held more than the answer (`truncated`): the API keeps the
+ * newest attempts, so the states shown are current but a long history starts part-way.
+ */
+export function truncationNote(detail: Pick<MessageDetail, 'truncated' | 'attempts'>): string | undefined {
+  if (detail.truncated !== true) return undefined;
+  return `Only the newest ${detail.attempts.length.toLocaleString('en-US')} attempts are shown: older ones were left out of the delivery log's answer.`;
+}

@@ -16,6 +16,17 @@ describe('parseRoute', () => {
     expect(parseRoute(hrefs.message('ajs-1?#%'))).toMatchObject({ page: 'message', messageId: 'ajs-1?#%' });
   });
 
+  it('links the messages . and .. by query: in the path the browser resolves them as dot segments', () => {
+    for (const id of ['.', '..', 'by-id', '...']) {
+      const href = hrefs.message(id);
+      // What the browser does to the link before the app sees it.
+      const resolved = new URL(href, 'https://tributary.example');
+      expect(parseRoute(resolved.pathname, resolved.search), id).toMatchObject({ page: 'message', messageId: id });
+    }
+    expect(hrefs.message('..')).toBe('/console/messages/by-id?messageId=..');
+    expect(hrefs.message('m-1')).toBe('/console/messages/m-1');
+  });
+
   it('calls anything else an unknown page', () => {
     expect(parseRoute('/console/nope')).toEqual({ page: 'not-found', path: '/console/nope', params: {} });
     expect(parseRoute('/console/messages/')).toMatchObject({ page: 'not-found' });

@@ -3,6 +3,7 @@
  * reloaded: ingest answers every unknown path under /console/ with index.html). A page's
  * filters live in the query string; the admin token never does.
  */
+import { DOT_SEGMENT_IDS } from './api';
 
 export const BASE = '/console/';
 
@@ -39,6 +40,8 @@ export function parseRoute(pathname: string, search = ''): Route {
   const trimmed = path.replace(/\/+$/, '');
   const simple = SIMPLE_PAGES[trimmed];
   if (simple) return { page: simple, params };
+  // hrefs.message's form for the ids . and .. (see there); without the query, by-id is an id like any other.
+  if (trimmed === `messages/${MESSAGE_BY_QUERY}` && params.messageId !== undefined) return { page: 'message', messageId: params.messageId, params };
   if (trimmed.startsWith('messages/') && trimmed.length > 'messages/'.length) {
     try {
       return { page: 'message', messageId: decodeURIComponent(trimmed.slice('messages/'.length)), params };
@@ -56,10 +59,22 @@ function withQuery(path: string, params: Record<string, string | undefined> = {}
   return `${BASE}${path}${text ? `?${text}` : ''}`;
 }
 
+/** The path segment whose `?messageId=` names the message, as in the admin API (`/messages/by-id`). */
+const MESSAGE_BY_QUERY = 'by-id';
+
+/**
+ * A message page's URL. The ids `.` and `..` ride in the query: in the path, history.pushState
+ * and the browser's URL parser resolve them (and %2E) as dot segments, and the link opened the
+ * destinations page instead.
+ */
+function messageHref(messageId: string): string {
+  return DOT_SEGMENT_IDS.has(messageId) ? withQuery(`messages/${MESSAGE_BY_QUERY}`, { messageId }) : `${BASE}messages/${encodeURIComponent(messageId)}`;
+}
+
 export const hrefs = {
   destinations: () => BASE,
   log: (params?: Record<string, string | undefined>) => withQuery('log', params),
-  message: (messageId: string) => `${BASE}messages/${encodeURIComponent(messageId)}`,
+  message: messageHref,
   tail: () => withQuery('tail'),
   deadLetters: (params?: Record<string, string | undefined>) => withQuery('dead-letters', params),
   charts: (params?: Record<string, string | undefined>) => withQuery('charts', params),

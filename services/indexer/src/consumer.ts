@@ -19,20 +19,20 @@
  * process never exits for it. A rebalance or shutdown ends the wait; kafkajs then fetches
  * from the last committed offset.
  *
- * A record the database refuses for its data (SQLSTATE classes 22, 23, 54) would fail its
- * chunk forever: the chunk is written again one record at a time, and the refused one is
- * quarantined as `unwritable`.
+ * A record the database refuses for its data (SQLSTATE classes 22, 23, 54), or whose write
+ * fails with an error that names no database failure while the database answers, would fail
+ * its chunk — and every chunk of its group commit — forever: the chunks are written again one
+ * record at a time, and the refused one is quarantined as `unwritable` (write-chunks.ts).
  */
 import type { EachBatchPayload, Kafka, KafkaMessage, Message } from 'kafkajs';
 import type { DeliveryAttempt, IngestMessage, TopicNames } from '@tributary/schemas';
-import { GroupCommit, quarantineMessage, SupervisedConsumer, undecodableCause, withAdmin, type AvroCodec, type ConfigFreshness, type Logger, type QuarantineCause, type Readiness, type TransactionalOutput } from '@tributary/shared';
+import { GroupCommit, quarantineMessage, SupervisedConsumer, undecodableCause, withAdmin, type AvroCodec, type ConfigFreshness, type Logger, type Readiness, type TransactionalOutput } from '@tributary/shared';
 import { chunkRecords } from './chunks.js';
 import type { IndexerMetrics } from './metrics.js';
-import { mapAttempts, mapMessagesWhenCurrent, offsetsOf, poisonRecords, rowCount, rowsOf, type Decoded, type Mapped, type RawRecord } from './plan.js';
+import { mapAttempts, mapMessagesWhenCurrent, offsetsOf, poisonRecords, type Decoded, type Mapped, type RawRecord } from './plan.js';
 import type { RoutingConfig } from './rows.js';
-import { classifySqlError } from './sql/client.js';
 import type { DeliveryLogStore } from './store/store.js';
-import type { WriteCounts } from './store/write.js';
+import { ChunkWriter, DatabaseUnavailable, type IndexChunk, type Refused } from './write-chunks.js';
 
 export interface IndexerConsumerOptions {
   kafka: Kafka;
@@ -79,26 +79,6 @@ export const FETCH_MIN_BYTES = 256 * 1024;
 /** The longest a record waits at the broker for others: a quarter of a second, invisible in a log read by people. */
 export const FETCH_WAIT_MS = 250;
 
-/** One partition's chunk, mapped, waiting for its group commit. */
-interface IndexChunk {
-  topic: string;
-  partition: number;
-  mapped: Mapped[];
-  /** The offset committed once the chunk is written. */
-  nextOffset: string;
-  records: number;
-}
-
-type Refused = { topic: string; partition: number; raw: RawRecord; poison: QuarantineCause };
-
-/** A write the database refused for a reason other than the data: retried, never skipped. */
-class DatabaseUnavailable extends Error {
-  constructor(override readonly cause: unknown) {
-    super(`the delivery log's database failed: ${cause instanceof Error ? cause.message : String(cause)}`);
-    this.name = 'DatabaseUnavailable';
-  }
-}
-
 /** The handler gave up waiting because the partition is no longer ours, or we are stopping. */
 class Interrupted extends Error {
   constructor(override readonly cause: unknown) {
@@ -112,8 +92,10 @@ const SERVICE = 'indexer';
 export class IndexerConsumer {
   private consumer: SupervisedConsumer | undefined;
   private readonly groupCommit: GroupCommit<IndexChunk>;
+  private readonly writer: ChunkWriter;
 
   constructor(private readonly options: IndexerConsumerOptions) {
+    this.writer = new ChunkWriter({ store: options.store, metrics: options.metrics, logger: options.logger });
     this.groupCommit = new GroupCommit<IndexChunk>({
       maxRecords: options.maxBatch,
       lingerMs: options.lingerMs ?? LINGER_MS,
@@ -230,7 +212,7 @@ export class IndexerConsumer {
   /** Writes the chunks' rows in one database transaction, then commits their offsets (and quarantine: `commitOffsets`). */
   private async commitChunks(chunks: IndexChunk[]): Promise<void> {
     const { topics, codec, metrics, logger } = this.options;
-    const { counts, refused } = await this.write(chunks);
+    const { counts, refused } = await this.writer.write(chunks);
     const poison: Refused[] = [...chunks.flatMap(({ topic, partition, mapped }) => poisonRecords(mapped).map((record) => ({ topic, partition, ...record }))), ...refused];
     const now = Date.now();
     const quarantined: Message[] = poison.map(({ topic, partition, raw, poison: cause }) => {
@@ -284,43 +266,6 @@ export class IndexerConsumer {
       }
     }
     return decoded;
-  }
-
-  /** Writes the chunks' rows in one transaction; on a data error, record by record, refusing the culprits. */
-  private async write(chunks: readonly IndexChunk[]): Promise<{ counts: WriteCounts; refused: Refused[] }> {
-    const rows = rowsOf(chunks.flatMap(({ mapped }) => mapped));
-    if (rowCount(rows) === 0) return { counts: { attempts: 0, messages: 0, deliveries: 0 }, refused: [] };
-    try {
-      return { counts: await this.timedWrite(rows), refused: [] };
-    } catch (error) {
-      if (classifySqlError(error) === 'transient') throw new DatabaseUnavailable(error);
-      this.options.metrics.databaseErrors.inc({ kind: 'data' });
-      this.options.logger.warn({ err: error }, 'the database refused a batch for its data; writing it record by record');
-    }
-    const counts: WriteCounts = { attempts: 0, messages: 0, deliveries: 0 };
-    const refused: Refused[] = [];
-    for (const { topic, partition, mapped } of chunks) {
-      for (const record of mapped) {
-        if ('poison' in record) continue;
-        try {
-          const written = await this.timedWrite(rowsOf([record]));
-          counts.attempts += written.attempts;
-          counts.messages += written.messages;
-          counts.deliveries += written.deliveries;
-        } catch (error) {
-          if (classifySqlError(error) === 'transient') throw new DatabaseUnavailable(error);
-          refused.push({ topic, partition, raw: record.raw, poison: { reason: 'unwritable', error: `the database refused it: ${error instanceof Error ? error.message : String(error)}` } });
-        }
-      }
-    }
-    return { counts, refused };
-  }
-
-  private async timedWrite(rows: ReturnType<typeof rowsOf>): Promise<WriteCounts> {
-    const finish = this.options.metrics.batchWriteDuration.startTimer();
-    const counts = await this.options.store.write(rows);
-    finish();
-    return counts;
   }
 }
 

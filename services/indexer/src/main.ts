@@ -51,6 +51,7 @@ await runService({
       token: env.ADMIN_TOKEN,
       store: () => store,
       destinationIds: () => config?.state().destinations.map((destination) => destination.id) ?? [],
+      retentionMs: env.DELIVERY_LOG_RETENTION,
       logger,
     });
     await listen(app, env.HTTP_PORT, env.HTTP_HOST);

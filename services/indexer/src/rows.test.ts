@@ -110,4 +110,24 @@ describe('messageRow', () => {
     expect(() => messageRow(testMessage({ messageId: '' }), 0, 0, config)).toThrow(/messageId is missing/);
     expect(() => messageRow(testMessage({ messageId: 'm', timestamp: T, receivedAt: Number.MAX_SAFE_INTEGER }), 0, 0, config)).toThrow(/receivedAt/);
   });
+
+  it("refuses free-form JSON nesting deeper than the router takes, before parsing it (too_deep)", () => {
+    // The reviewer's record: a direct Avro producer's properties, 6,000 arrays deep. Written,
+    // JSON.stringify overflowed the stack, and the partition stopped for good.
+    const deep = '{"a":' + '['.repeat(6000) + ']'.repeat(6000) + '}';
+    const refused = (() => {
+      try {
+        messageRow(testMessage({ messageId: 'm', properties: deep }), 0, 0, config);
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    })();
+    expect(refused).toBeInstanceOf(Unindexable);
+    expect(refused).toMatchObject({ reason: 'too_deep', message: 'properties nests objects and arrays more than 64 levels deep' });
+    expect(() => messageRow(testMessage({ messageId: 'm', traits: deep, context: deep }), 0, 0, config)).toThrow(/^traits, context nest objects and arrays more than 64/);
+    // At the limit itself the message is kept as it was.
+    const atLimit = '{"a":' + '['.repeat(63) + ']'.repeat(63) + '}';
+    expect(messageRow(testMessage({ messageId: 'm', properties: atLimit }), 0, 0, config).message.message.properties).toEqual(JSON.parse(atLimit));
+  });
 });

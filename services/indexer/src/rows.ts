@@ -2,8 +2,10 @@
  * What the indexer writes for each record it reads — pure, no database: an attempt row per
  * `DeliveryAttempt`, a message row (with the router's routing decision) per `IngestMessage`,
  * and the delivery states both imply. Records that can never be written (a time no date can
- * hold, for instance) are refused here with an `Unindexable` naming why, so they go to the
- * quarantine instead of failing the batch forever.
+ * hold, free-form JSON nesting deeper than the router takes) are refused here with an
+ * `Unindexable` naming why, so they go to the quarantine instead of failing the batch forever.
+ * Attempts carry no free-form JSON (a response body is kept as text), so only messages are
+ * checked for depth.
  *
  * Text columns are made safe for PostgreSQL on the way: NUL characters (which text refuses)
  * and unpaired UTF-16 surrogates become U+FFFD. JSON documents (the message, its routing, an
@@ -11,8 +13,8 @@
  * and all.
  */
 import { type DeliveryAttempt, type Destination, type IngestMessage, type Source } from '@tributary/schemas';
-import { contextIntegrations, decideRoute, isDateMs, webhooksEnabled, type QuarantineReason } from '@tributary/shared';
-import { isJsonObject, type JsonObject } from '@tributary/shared/segment';
+import { contextIntegrations, decideRoute, isDateMs, MAX_JSON_DEPTH, webhooksEnabled, type QuarantineReason } from '@tributary/shared';
+import { isJsonObject, tooDeepFields, type JsonObject } from '@tributary/shared/segment';
 
 export class Unindexable extends Error {
   constructor(
@@ -276,6 +278,11 @@ export function messageRow(message: IngestMessage, partition: number, offset: nu
   checkTime('receivedAt', message.receivedAt, true);
   checkTime('sentAt', message.sentAt, false);
   checkTime('originalTimestamp', message.originalTimestamp, false);
+  // Checked by a scan before parsing, with the router's rule: JSON.parse takes thousands of
+  // levels, but JSON.stringify (writing the row) and rendering recurse and overflow the stack
+  // — an error no retry cures, which stopped the partition for good.
+  const deep = tooDeepFields(message);
+  if (deep.length > 0) throw new Unindexable('too_deep', `${deep.join(', ')} ${deep.length > 1 ? 'nest' : 'nests'} objects and arrays more than ${MAX_JSON_DEPTH} levels deep`);
 
   const context = parseFreeForm(message.context);
   const integrations = parseFreeForm(message.integrations);

@@ -9,6 +9,15 @@ import { formatMessageHistory } from '../delivery-log/message.js';
 import { followTail, sleepUnlessAborted, TailTable } from '../delivery-log/tail.js';
 import { limitUpTo } from './dlq.js';
 
+/**
+ * The admin path of one message. An id that is a dot segment ("." or "..") cannot be a path
+ * segment — URL parsing resolves it, %2E spellings too — so it goes as a query parameter.
+ */
+export function messagePath(messageId: string): string {
+  if (messageId === '.' || messageId === '..') return `/messages/by-id?messageId=${encodeURIComponent(messageId)}`;
+  return `/messages/${encodeURIComponent(messageId)}`;
+}
+
 export const messageCommands: CommandModule = (program, context) => {
   const messages = program.command('messages').description('the delivery log: the messages ingest accepted and what became of them');
 
@@ -18,7 +27,7 @@ export const messageCommands: CommandModule = (program, context) => {
     .argument('<message-id>', 'the messageId the producer sent')
     .option('--json', 'print the admin API answer as JSON')
     .action(async (messageId: string, options: { json?: boolean }) => {
-      const answer = await context.client().request<MessageHistory>('GET', `/messages/${encodeURIComponent(messageId)}`);
+      const answer = await context.client().request<MessageHistory>('GET', messagePath(messageId));
       if (options.json) context.out(JSON.stringify(answer, null, 2));
       else for (const line of formatMessageHistory(answer)) context.out(line);
     });

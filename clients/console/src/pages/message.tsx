@@ -9,7 +9,7 @@ import { useApi } from '../api-context';
 import { Badge, Empty, ErrorNote, JsonBlock, Loading, Section, StateBadge, Time } from '../components';
 import { attemptAnswer, formatDuration, formatTime, NONE, prettyJson, statusTone } from '../format';
 import { useResource } from '../hooks';
-import { isSettled, sinceReceived, timelines, type DeliveryTimeline } from '../message-view';
+import { isSettled, sinceReceived, timelines, truncationNote, type DeliveryTimeline } from '../message-view';
 import { Link } from '../navigation';
 import { hrefs } from '../route';
 
@@ -128,8 +128,14 @@ function Routing({ detail }: { detail: MessageDetail }) {
 
 function Deliveries({ detail }: { detail: MessageDetail }) {
   const all = timelines(detail);
+  const truncated = truncationNote(detail);
   return (
     <Section title="Deliveries and attempts">
+      {truncated ? (
+        <p class="muted hint" role="note" data-truncated="true">
+          {truncated}
+        </p>
+      ) : null}
       {all.length === 0 ? <Empty>No deliveries: no destination was routed this message.</Empty> : all.map((timeline) => <DeliveryCard key={timeline.deliveryId} timeline={timeline} />)}
     </Section>
   );

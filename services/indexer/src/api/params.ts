@@ -13,20 +13,60 @@ export const MAX_BUCKETS = 1000;
 export const MIN_BUCKET_MS = 10_000;
 export const MAX_BUCKET_MS = 86_400_000;
 
-/** ISO-8601 (`2026-11-25T10:00:00Z`, `2026-11-25`) or epoch milliseconds a date can hold. */
+/**
+ * The longest range a summary, timeline or attempt search covers, after `since` is raised to
+ * the retention horizon. PGlite has no statement timeout and runs one statement at a time, so
+ * a scan over weeks of attempts held the writer and the health check behind it; the console's
+ * longest range (its 7-day chart) fits.
+ */
+export const MAX_RANGE_MS = 7 * 86_400_000;
+
+/** DELIVERY_LOG_RETENTION's default, for callers that do not say (tests). */
+export const DEFAULT_RETENTION_MS = 7 * 86_400_000;
+
+const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|([+-])(\d{2})(?::?(\d{2}))?))?$/i;
+
+const isLeapYear = (year: number) => year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+
+function daysInMonth(year: number, month: number): number {
+  return month === 2 ? (isLeapYear(year) ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+/**
+ * ISO-8601 with a zone (`2026-11-25T10:00:00Z`, `…+01:00`), a date (`2026-11-25`: its UTC
+ * midnight) or epoch milliseconds a date can hold. A date-time without a zone is refused
+ * rather than read in the server's zone (Date.parse does), which made one query mean different
+ * times on different servers; fields out of range (`2026-02-31`, `T24:00`) are refused rather
+ * than rolled over into another day.
+ */
 export function parseTime(text: string): number | undefined {
   // Past MAX_DATE_MS no date exists: answering with it (toISOString) threw, and the read API
   // said its database was unavailable.
   if (/^\d{1,16}$/.test(text)) return Number(text) <= MAX_DATE_MS ? Number(text) : undefined;
-  if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}(:?\d{2})?)?)?$/i.test(text)) return undefined;
-  const ms = Date.parse(text);
-  return Number.isFinite(ms) ? ms : undefined;
+  const match = ISO_TIME.exec(text);
+  if (!match) return undefined;
+  const [, y, mo, d, h, mi, sec, fraction, zone, sign, offsetHours, offsetMinutes] = match;
+  const hasTime = h !== undefined;
+  if (hasTime && zone === undefined) return undefined;
+  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, sec].map((field) => Number(field ?? 0)) as [number, number, number, number, number, number];
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  if (hour > 23 || minute > 59 || second > 59) return undefined;
+  const offset = sign === undefined ? 0 : (sign === '-' ? -1 : 1) * (Number(offsetHours) * 60 + Number(offsetMinutes ?? 0));
+  if (offsetHours !== undefined && (Number(offsetHours) > 23 || Number(offsetMinutes ?? 0) > 59)) return undefined;
+  const millis = fraction === undefined ? 0 : Number(fraction.slice(0, 3).padEnd(3, '0'));
+  // Set field by field: Date.UTC reads years 0–99 as 1900–1999.
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, millis);
+  return date.getTime() - offset * 60_000;
 }
+
+const TIME_FORMS = 'must be an ISO-8601 time with a zone (2026-11-25T10:00:00Z, 2026-11-25T11:00:00+01:00), a date (2026-11-25, read as its UTC midnight) or epoch milliseconds';
 
 const time = z.string().transform((text, ctx) => {
   const ms = parseTime(text);
   if (ms === undefined) {
-    ctx.addIssue({ code: 'custom', message: 'must be an ISO-8601 time (2026-11-25T10:00:00Z) or epoch milliseconds' });
+    ctx.addIssue({ code: 'custom', message: TIME_FORMS });
     return z.NEVER;
   }
   return ms;
@@ -125,7 +165,8 @@ function parse<S extends z.ZodRawShape>(shape: S, query: unknown): z.output<z.Zo
   const input = (query ?? {}) as Query;
   const issues: ValidationIssue[] = [];
   for (const [name, value] of Object.entries(input)) {
-    if (!(name in shape)) issues.push({ path: name, message: `unknown query parameter; known: ${Object.keys(shape).join(', ')}` });
+    // Own keys only: `in` also saw Object.prototype's, so ?constructor=1 or ?toString=x passed unrefused.
+    if (!Object.hasOwn(shape, name)) issues.push({ path: name, message: `unknown query parameter; known: ${Object.keys(shape).join(', ')}` });
     else if (Array.isArray(value)) issues.push({ path: name, message: 'given more than once' });
   }
   if (issues.length > 0) throw validationFailed(issues);
@@ -134,13 +175,32 @@ function parse<S extends z.ZodRawShape>(shape: S, query: unknown): z.output<z.Zo
   throw validationFailed(result.error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })));
 }
 
-/** `until` defaults to now, `since` to an hour before `until`; `since` must come first. */
-function range(since: number | undefined, until: number | undefined, now: number): TimeRange {
+/**
+ * `until` defaults to now, `since` to an hour before `until`; `since` must come first. A
+ * `since` before the retention horizon (now − DELIVERY_LOG_RETENTION) is raised to it — the
+ * rows before it are being deleted, and reading them was an unbounded scan — and what remains
+ * may span at most MAX_RANGE_MS.
+ */
+function range(since: number | undefined, until: number | undefined, now: number, retentionMs: number): TimeRange {
   const end = until ?? now;
   const start = since ?? end - DEFAULT_WINDOW_MS;
   if (start >= end) throw validationFailed([{ path: 'since', message: 'must be before until' }]);
-  return { since: start, until: end };
+  // A range wholly before the horizon is left as asked (MAX_RANGE_MS still bounds it): raised,
+  // its since would pass its until.
+  const horizon = now - retentionMs;
+  const kept = start < horizon && horizon < end ? horizon : start;
+  if (end - kept > MAX_RANGE_MS) {
+    throw validationFailed([
+      {
+        path: 'since',
+        message: `the range from since (or the retention horizon, if later) to until is ${formatDays(end - kept)}; at most ${formatDays(MAX_RANGE_MS)} are answered: choose a shorter range`,
+      },
+    ]);
+  }
+  return { since: kept, until: end };
 }
+
+const formatDays = (ms: number) => `${Number((ms / 86_400_000).toFixed(2))} days`;
 
 export interface AttemptSearch extends TimeRange {
   destination?: string | undefined;
@@ -152,13 +212,13 @@ export interface AttemptSearch extends TimeRange {
   cursor?: AttemptPosition | undefined;
 }
 
-export function parseAttemptSearch(query: unknown, now = Date.now()): AttemptSearch {
+export function parseAttemptSearch(query: unknown, now = Date.now(), retentionMs = DEFAULT_RETENTION_MS): AttemptSearch {
   const parsed = parse(
     { destination: id.optional(), source: id.optional(), status: status.optional(), userId: id.optional(), messageId: id.optional(), ...rangeShape, limit: limit(500, 50), cursor: attemptCursor.optional() },
     query,
   );
   const { since, until, ...rest } = parsed;
-  return { ...rest, ...range(since, until, now) };
+  return { ...rest, ...range(since, until, now, retentionMs) };
 }
 
 export interface TailQuery {
@@ -171,9 +231,9 @@ export function parseTail(query: unknown): TailQuery {
   return parse({ source: id.optional(), after: tailCursor.optional(), limit: limit(200, 50) }, query);
 }
 
-export function parseRange(query: unknown, now = Date.now()): TimeRange {
+export function parseRange(query: unknown, now = Date.now(), retentionMs = DEFAULT_RETENTION_MS): TimeRange {
   const { since, until } = parse(rangeShape, query);
-  return range(since, until, now);
+  return range(since, until, now, retentionMs);
 }
 
 export interface TimelineQuery extends TimeRange {
@@ -183,9 +243,9 @@ export interface TimelineQuery extends TimeRange {
   buckets: number;
 }
 
-export function parseTimeline(query: unknown, now = Date.now()): TimelineQuery {
+export function parseTimeline(query: unknown, now = Date.now(), retentionMs = DEFAULT_RETENTION_MS): TimelineQuery {
   const parsed = parse({ ...rangeShape, bucket: bucket.optional() }, query);
-  const { since, until } = range(parsed.since, parsed.until, now);
+  const { since, until } = range(parsed.since, parsed.until, now, retentionMs);
   const bucketMs = parsed.bucket ?? 60_000;
   const origin = Math.floor(since / bucketMs) * bucketMs;
   const buckets = Math.ceil((until - origin) / bucketMs);
@@ -193,6 +253,25 @@ export function parseTimeline(query: unknown, now = Date.now()): TimelineQuery {
     throw validationFailed([{ path: 'bucket', message: `gives ${buckets} buckets between since and until; at most ${MAX_BUCKETS} are answered: choose a larger bucket or a shorter range` }]);
   }
   return { since, until, bucketMs, origin, buckets };
+}
+
+/**
+ * The path segment that, with `?messageId=`, names a message by query: ids `.` and `..` cannot
+ * travel in a path — URL parsers (browsers, Node's URL, ingest's forwarding) resolve them, and
+ * their %2E forms, as dot segments, so `/messages/..` reached `/admin/v1/` instead.
+ */
+export const MESSAGE_BY_QUERY = 'by-id';
+
+/**
+ * The message a `/messages/{messageId}` request names: the path's id, or the query's with
+ * `/messages/by-id?messageId=…`. Without a query `by-id` is an id like any other, so a message
+ * of that id stays reachable; no other parameter is taken.
+ */
+export function parseMessageLookup(pathId: unknown, query: unknown): string {
+  const { messageId } = parse({ messageId: id.optional() }, query);
+  if (messageId === undefined) return parseId('messageId', pathId);
+  if (pathId !== MESSAGE_BY_QUERY) throw validationFailed([{ path: 'messageId', message: `is read from the query only with /messages/${MESSAGE_BY_QUERY}; give the id once` }]);
+  return messageId;
 }
 
 /** A path parameter (message or destination id). */

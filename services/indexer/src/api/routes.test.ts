@@ -6,9 +6,9 @@ import { registerReadApi } from './routes.js';
 const logger = createLogger({ service: 'test', level: 'silent' });
 let app: HttpServer | undefined;
 
-function server(token: string | undefined, store: Partial<DeliveryLogStore> | undefined): HttpServer {
+function server(token: string | undefined, store: Partial<DeliveryLogStore> | undefined, retentionMs?: number): HttpServer {
   app = createHttpServer({ logger, metrics: createMetrics('test'), readiness: createReadiness() });
-  registerReadApi(app, { token, store: () => store as DeliveryLogStore | undefined, destinationIds: () => ['crm'], logger });
+  registerReadApi(app, { token, store: () => store as DeliveryLogStore | undefined, destinationIds: () => ['crm'], logger, ...(retentionMs === undefined ? {} : { retentionMs }) });
   return app;
 }
 
@@ -75,6 +75,38 @@ describe('the read API', () => {
     const store = { message: async (id: string) => ((asked = id), undefined) };
     await server('t0ken', store as unknown as Partial<DeliveryLogStore>).inject({ url: '/admin/v1/messages/a%2Fb%20c', headers: auth });
     expect(asked).toBe('a/b c');
+  });
+
+  it('finds the messages . and .. by query, which no path can carry', async () => {
+    const asked: string[] = [];
+    const store = { message: async (id: string) => (asked.push(id), undefined) };
+    const api = server('t0ken', store as unknown as Partial<DeliveryLogStore>);
+    for (const id of ['.', '..']) {
+      const response = await api.inject({ url: `/admin/v1/messages/by-id?messageId=${encodeURIComponent(id)}`, headers: auth });
+      expect(response.json()).toMatchObject({ code: 'not_found', error: `message "${id}" is not in the delivery log (not indexed yet, or past retention)` });
+    }
+    await api.inject({ url: '/admin/v1/messages/by-id', headers: auth });
+    expect(asked).toEqual(['.', '..', 'by-id']);
+    expect((await api.inject({ url: '/admin/v1/messages/m-1?messageId=m-2', headers: auth })).json()).toMatchObject({ code: 'validation_failed', issues: [{ path: 'messageId' }] });
+  });
+
+  it("refuses a parameter named after Object.prototype's properties as unknown", async () => {
+    const store = { tail: async () => ({ messages: [], cursor: 'c' }), attempts: async () => ({ attempts: [], nextCursor: null }) };
+    const api = server('t0ken', store as unknown as Partial<DeliveryLogStore>);
+    for (const url of ['/admin/v1/attempts?constructor=1', '/admin/v1/attempts?toString=x', '/admin/v1/messages?__proto__=1']) {
+      const response = await api.inject({ url, headers: auth });
+      expect(response.statusCode, url).toBe(400);
+      expect(response.json(), url).toMatchObject({ code: 'validation_failed', issues: [{ message: expect.stringMatching(/unknown query parameter/) }] });
+    }
+  });
+
+  it('reads ranges from no earlier than the retention horizon', async () => {
+    let asked: { since: number; until: number } | undefined;
+    const store = { summaries: async (_ids: readonly string[], range: { since: number; until: number }) => ((asked = range), []) };
+    const before = Date.now();
+    await server('t0ken', store as unknown as Partial<DeliveryLogStore>, 60_000).inject({ url: '/admin/v1/delivery-summary?since=0', headers: auth });
+    expect(asked!.until - asked!.since).toBe(60_000);
+    expect(asked!.since).toBeGreaterThanOrEqual(before - 60_000);
   });
 
   it('summarises every configured destination, sorted', async () => {

@@ -7,7 +7,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AdminError, bearerRefusal, checkBearer, type HttpServer, type Logger } from '@tributary/shared';
 import type { DeliveryLogStore } from '../store/store.js';
-import { parseAttemptSearch, parseId, parseRange, parseTail, parseTimeline } from './params.js';
+import { DEFAULT_RETENTION_MS, parseAttemptSearch, parseId, parseMessageLookup, parseRange, parseTail, parseTimeline } from './params.js';
 
 export const ADMIN_PREFIX = '/admin/v1';
 
@@ -17,6 +17,8 @@ export interface ReadApiOptions {
   store(): DeliveryLogStore | undefined;
   /** Ids of the configured destinations, for the delivery summary. */
   destinationIds(): string[];
+  /** DELIVERY_LOG_RETENTION: ranges are read from no earlier than now minus this (DEFAULT_RETENTION_MS when not given). */
+  retentionMs?: number;
   logger: Logger;
 }
 
@@ -25,7 +27,7 @@ function unavailable(detail: string): AdminError {
 }
 
 export function registerReadApi(app: HttpServer, options: ReadApiOptions): void {
-  const { token, logger } = options;
+  const { token, logger, retentionMs = DEFAULT_RETENTION_MS } = options;
   if (token === undefined) {
     const disabled = async (_request: FastifyRequest, reply: FastifyReply) =>
       reply.code(404).send(new AdminError(404, 'admin_disabled', 'the admin API is disabled: set ADMIN_TOKEN on the indexer (the same as on ingest) to enable it').body());
@@ -67,25 +69,25 @@ export function registerReadApi(app: HttpServer, options: ReadApiOptions): void 
       });
 
       scope.get<{ Params: { messageId: string } }>('/messages/:messageId', async (request) => {
-        const messageId = parseId('messageId', request.params.messageId);
+        const messageId = parseMessageLookup(request.params.messageId, request.query);
         const answer = await store().message(messageId);
         if (!answer) throw new AdminError(404, 'not_found', `message "${messageId}" is not in the delivery log (not indexed yet, or past retention)`);
         return answer;
       });
-      scope.get('/attempts', async (request) => store().attempts(parseAttemptSearch(request.query)));
+      scope.get('/attempts', async (request) => store().attempts(parseAttemptSearch(request.query, Date.now(), retentionMs)));
       scope.get('/messages', async (request) => store().tail(parseTail(request.query)));
       scope.get('/delivery-summary', async (request) => {
-        const range = parseRange(request.query);
+        const range = parseRange(request.query, Date.now(), retentionMs);
         const destinations = await store().summaries([...options.destinationIds()].sort(), range);
         return { since: new Date(range.since).toISOString(), until: new Date(range.until).toISOString(), destinations };
       });
       scope.get<{ Params: { destinationId: string } }>('/destinations/:destinationId/summary', async (request) => {
         const destinationId = await knownDestination(request.params.destinationId);
-        return store().summary(destinationId, parseRange(request.query));
+        return store().summary(destinationId, parseRange(request.query, Date.now(), retentionMs));
       });
       scope.get<{ Params: { destinationId: string } }>('/destinations/:destinationId/timeline', async (request) => {
         const destinationId = await knownDestination(request.params.destinationId);
-        return store().timeline(destinationId, parseTimeline(request.query));
+        return store().timeline(destinationId, parseTimeline(request.query, Date.now(), retentionMs));
       });
     },
     { prefix: ADMIN_PREFIX },

@@ -144,6 +144,18 @@ export const MIGRATIONS: readonly Migration[] = [
       `DELETE FROM deliveries WHERE state = 'pending' OR (state = 'delivered' AND attempts <= 1)`,
     ],
   },
+  {
+    version: 3,
+    name: 'the live tail by source',
+    statements: [
+      // The console's live tail asks `WHERE source_id = $1 ORDER BY seq DESC LIMIT n` on every
+      // open. Without this index (migration 2 dropped it) the plan walks messages_by_seq
+      // backwards and filters: for a quiet source, a scan of every message, which on PGlite
+      // held the writer and the health check behind it. In the query's order, so the tail is
+      // the index's first n entries of the source.
+      `CREATE INDEX IF NOT EXISTS messages_by_source_seq ON messages (source_id, seq DESC)`,
+    ],
+  },
 ];
 
 /** Applies the migrations not applied yet; returns the versions it applied. */

@@ -6,7 +6,11 @@
 import type { AttemptSearch, TailQuery, TimeRange, TimelineQuery } from '../api/params.js';
 import type { Statement } from './write.js';
 
-/** Rows of more than this many attempts or deliveries are cut from one message's answer. */
+/**
+ * A message's answer holds at most this many attempts — the newest, which decide its delivery
+ * states — and at most this many per-source copies; the queries ask for one more to tell
+ * whether any were left out (`truncated`).
+ */
 export const MESSAGE_DETAIL_LIMIT = 1000;
 
 const ATTEMPT_FIELDS = `kafka_partition, kafka_offset, delivery_id, message_id, source_id, destination_id, message_type, user_id, anonymous_id,
@@ -46,13 +50,18 @@ export function attemptSearchSql(search: AttemptSearch): Statement {
 }
 
 export function messageRowsSql(messageId: string): Statement {
-  return { text: `SELECT ${MESSAGE_FIELDS} FROM messages WHERE message_id = $1 ORDER BY received_at, source_id LIMIT ${MESSAGE_DETAIL_LIMIT}`, params: [messageId] };
+  return { text: `SELECT ${MESSAGE_FIELDS} FROM messages WHERE message_id = $1 ORDER BY received_at, source_id LIMIT ${MESSAGE_DETAIL_LIMIT + 1}`, params: [messageId] };
 }
 
-/** Oldest first. */
+/**
+ * Oldest first, of the newest MESSAGE_DETAIL_LIMIT + 1: cut oldest-first, a message replayed
+ * or sent to many destinations lost its latest attempts and showed stale delivery states.
+ */
 export function messageAttemptsSql(messageId: string): Statement {
   return {
-    text: `SELECT ${ATTEMPT_FIELDS} FROM attempts WHERE message_id = $1 ORDER BY started_at, kafka_partition, kafka_offset LIMIT ${MESSAGE_DETAIL_LIMIT}`,
+    text: `SELECT * FROM (SELECT ${ATTEMPT_FIELDS} FROM attempts WHERE message_id = $1
+      ORDER BY started_at DESC, kafka_partition DESC, kafka_offset DESC LIMIT ${MESSAGE_DETAIL_LIMIT + 1}) AS newest
+      ORDER BY started_at, kafka_partition, kafka_offset`,
     params: [messageId],
   };
 }

@@ -12,6 +12,7 @@ import { migrate } from './migrations.js';
 import {
   attemptSearchSql,
   destinationSeenSql,
+  MESSAGE_DETAIL_LIMIT,
   messageAttemptsSql,
   messageRowsSql,
   NEWEST_SEQ_SQL,
@@ -39,16 +40,28 @@ export class DeliveryLogStore {
     return this.db.transaction((tx) => writeRows(tx, rows));
   }
 
+  /** Whether the database answers at all: how a failed write that names no database failure is told from one caused by the data. */
+  async ping(): Promise<void> {
+    await this.db.query('SELECT 1');
+  }
+
   /** "What happened to message X"; undefined when the log knows nothing of it. */
   async message(messageId: string) {
     const [messages, attempts] = [await run<MessageDbRow>(this.db, messageRowsSql(messageId)), await run<AttemptDbRow>(this.db, messageAttemptsSql(messageId))];
     if (messages.rows.length === 0 && attempts.rows.length === 0) return undefined;
+    // Each query asks for one row more than is answered; attempts come oldest first, so the
+    // extra one is the oldest.
+    const truncated = messages.rows.length > MESSAGE_DETAIL_LIMIT || attempts.rows.length > MESSAGE_DETAIL_LIMIT;
+    const messageRows = messages.rows.slice(0, MESSAGE_DETAIL_LIMIT);
+    const attemptRows = attempts.rows.slice(-MESSAGE_DETAIL_LIMIT);
     return {
       messageId,
-      messages: messages.rows.map(messageDetailJson),
-      routing: messages.rows.flatMap((row) => row.routing),
-      deliveries: deliveriesOf(messages.rows, attempts.rows).map(deliveryJson),
-      attempts: attempts.rows.map(attemptJson),
+      messages: messageRows.map(messageDetailJson),
+      routing: messageRows.flatMap((row) => row.routing),
+      deliveries: deliveriesOf(messageRows, attemptRows).map(deliveryJson),
+      attempts: attemptRows.map(attemptJson),
+      // Only when true: the documented answer (admin.yaml) has no such field otherwise.
+      ...(truncated ? { truncated: true as const } : {}),
     };
   }
 

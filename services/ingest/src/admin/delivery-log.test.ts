@@ -1,9 +1,12 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DestinationHealth } from '@tributary/schemas';
-import { DeliveryLogClient, DeliveryLogUnavailable, withCircuit } from './delivery-log.js';
+import type { HttpServer } from '@tributary/shared';
+import { DeliveryLogClient, DeliveryLogUnavailable, deliveryLogRoutes, forwardedPath, withCircuit } from './delivery-log.js';
 import type { DestinationHealthTable } from './destination-health.js';
+import type { AdminDeps } from './routes.js';
 
 /** What the forwarding must cope with from the indexer's port: answers, errors, silence. */
 let server: Server;
@@ -76,6 +79,61 @@ describe('DeliveryLogClient', () => {
       expect((refused as DeliveryLogUnavailable).body()).toMatchObject({ code: 'delivery_log_unavailable', error: expect.stringContaining('same ADMIN_TOKEN as ingest') });
       await expect(client.get('/no-token')).rejects.toThrow(/set ADMIN_TOKEN on the indexer/);
     } finally {
+      await client.close();
+    }
+  });
+});
+
+/** GET `path` sent as written: fetch and Node's URL would resolve its dot segments first. */
+function rawGet(port: number, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, method: 'GET' }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('forwarding a message lookup', () => {
+  it('sends the ids . and .. as /messages/by-id?messageId=…, everything else as received', () => {
+    expect(forwardedPath('/messages/:messageId', '/messages/%2E%2E', { messageId: '..' })).toBe('/messages/by-id?messageId=..');
+    expect(forwardedPath('/messages/:messageId', '/messages/.', { messageId: '.' })).toBe('/messages/by-id?messageId=.');
+    expect(forwardedPath('/messages/:messageId', '/messages/..?x=1', { messageId: '..' })).toBe('/messages/by-id?messageId=..&x=1');
+    expect(forwardedPath('/messages/:messageId', '/messages/m%201', { messageId: 'm 1' })).toBe('/messages/m%201');
+    expect(forwardedPath('/messages/:messageId', '/messages/by-id?messageId=..', { messageId: 'by-id' })).toBe('/messages/by-id?messageId=..');
+    expect(forwardedPath('/attempts', '/attempts?messageId=..', {})).toBe('/attempts?messageId=..');
+  });
+
+  it('reaches the message . or .. at the indexer however the caller spelt it', async () => {
+    const client = new DeliveryLogClient({ url: base, token: 't', timeoutMs: 2_000 });
+    const app = Fastify();
+    app.register(
+      async (scope) => deliveryLogRoutes(client)(scope as unknown as HttpServer, { health: { views: () => [] } } as unknown as AdminDeps),
+      { prefix: '/admin/v1' },
+    );
+    try {
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (app.server.address() as AddressInfo).port;
+      const cases: Array<[string, string]> = [
+        ['/admin/v1/messages/%2E%2E', '/admin/v1/messages/by-id?messageId=..'],
+        ['/admin/v1/messages/..', '/admin/v1/messages/by-id?messageId=..'],
+        ['/admin/v1/messages/%2e', '/admin/v1/messages/by-id?messageId=.'],
+        ['/admin/v1/messages/.', '/admin/v1/messages/by-id?messageId=.'],
+        // The form the console sends: no dot segment in the path at all.
+        ['/admin/v1/messages/by-id?messageId=..', '/admin/v1/messages/by-id?messageId=..'],
+      ];
+      for (const [sent, forwarded] of cases) {
+        const answer = await rawGet(port, sent);
+        expect(answer.status, sent).toBe(404);
+        expect(JSON.parse(answer.body), sent).toMatchObject({ code: 'not_found' });
+        expect(seen.at(-1)?.url, sent).toBe(forwarded);
+      }
+    } finally {
+      await app.close();
       await client.close();
     }
   });

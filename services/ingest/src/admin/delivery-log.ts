@@ -110,13 +110,31 @@ export function withCircuit(summary: Summary, health: DestinationHealthTable, no
   return { ...summary, circuit: { state, backlog, updatedAt } };
 }
 
+/**
+ * Message ids that are dot segments: URL parsers resolve them (and their %2E spellings) as
+ * "this folder" and "the folder above", so `/messages/..` became `/admin/v1/` on the way to
+ * the indexer and answered 404 for a message ingest had accepted.
+ */
+const DOT_SEGMENTS = new Set(['.', '..']);
+
+/**
+ * What ingest asks the indexer for: the path and query exactly as received below the admin
+ * prefix (ids forwarded still encoded), but for a message id that is a dot segment, which goes
+ * as `/messages/by-id?messageId=…` — the indexer's form for ids no path can carry.
+ */
+export function forwardedPath(route: string, below: string, params: unknown): string {
+  const messageId = (params as { messageId?: unknown } | undefined)?.messageId;
+  if (route !== '/messages/:messageId' || typeof messageId !== 'string' || !DOT_SEGMENTS.has(messageId)) return below;
+  const query = below.indexOf('?');
+  return `/messages/by-id?messageId=${encodeURIComponent(messageId)}${query < 0 ? '' : `&${below.slice(query + 1)}`}`;
+}
+
 export function deliveryLogRoutes(client: DeliveryLogClient): AdminRoutes {
   return (scope, { health }) => {
     for (const path of DELIVERY_LOG_ROUTES) {
       scope.get(path, async (request, reply) => {
-        // The path and query exactly as received below the admin prefix: ids are forwarded still encoded.
         const below = request.url.slice(request.url.indexOf('/admin/v1') + '/admin/v1'.length);
-        const { status, body } = await client.get(below);
+        const { status, body } = await client.get(forwardedPath(path, below, request.params));
         let answer = body;
         if (status === 200 && path === '/destinations/:id/summary') answer = withCircuit(body as Summary, health, Date.now());
         if (status === 200 && path === '/delivery-summary') {
