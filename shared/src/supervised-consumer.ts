@@ -9,8 +9,9 @@
  * exits for it.
  *
  * `setup` subscribes and runs each consumer, including replacements (and attaches the
- * caller's own event listeners); `onReplace` is told before a replacement starts, because
- * whatever the crashed consumer had read and not committed will be read again.
+ * caller's own event listeners); `onReplace` is told before a replacement starts, and when
+ * kafkajs restarts a crashed consumer itself, because whatever the crashed consumer had read
+ * and not committed will be read again (and its partitions may go to another instance).
  *
  * `pause`, `resume` and `seek` go through here rather than to `current`: between a crash
  * that kafkajs restarts itself and the restart, its consumer has no group and all three throw,
@@ -81,6 +82,8 @@ export class SupervisedConsumer {
       } catch (error) {
         if (this.stopped) return;
         await this.backOff(error, 'starting');
+        // A stop() during the wait: no consumer may be launched after it.
+        if (this.stopped) return;
       }
     }
   }
@@ -118,6 +121,12 @@ export class SupervisedConsumer {
       readiness?.set(name, false);
       if (payload.restart) {
         logger.warn({ err: payload.error, consumer: name }, 'consumer crashed; kafkajs restarts it');
+        // kafkajs has disconnected it, so it left its group: its partitions may be read by
+        // another instance already, and it reads from the committed offsets again when it
+        // rejoins — what it had read and not committed is the caller's to drop now, as for a
+        // replacement, not at the next join seconds later (a dispatcher went on committing
+        // outcomes of partitions another one was already delivering).
+        this.options.onReplace?.();
         return;
       }
       logger.error({ err: payload.error, consumer: name }, 'consumer crashed and kafkajs gave up on it; replacing it');

@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { Admin, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from './logger.js';
 import { undecodableCause } from './quarantine.js';
+import { untilSuccess } from './patience.js';
 import { SupervisedConsumer } from './supervised-consumer.js';
 import { withTimeout } from './topic-scan.js';
 
@@ -60,6 +61,8 @@ export class CompactedTopicReader<V> {
    * handshake) several times a second.
    */
   private offsetsAdmin: Promise<Admin> | undefined;
+  /** Ends the wait for the broker at start when `stop()` is called. */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly options: TableOptions<V>) {}
 
@@ -90,7 +93,9 @@ export class CompactedTopicReader<V> {
 
   async start(): Promise<void> {
     const { kafka, topic, logger } = this.options;
-    this.targets = await this.lastOffsets();
+    // Waited out like every start-up step: with the broker away here, the service used to exit
+    // although it rides out the same outage once running.
+    this.targets = await untilSuccess(() => this.lastOffsets(), { logger, doing: `reading the end offsets of ${topic}`, signal: this.stopping.signal });
 
     const caughtUp = new Promise<void>((resolve) => (this.onCaughtUp = resolve));
     this.checkCaughtUp();
@@ -113,10 +118,24 @@ export class CompactedTopicReader<V> {
         consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
           if (payload.topic === topic) this.advance(payload.partition, BigInt(payload.lastOffset));
         });
-        // The group never commits, so a replacement reads the topic again from the start:
-        // re-applying records is harmless, and nothing written meanwhile is missed.
+        // The group never commits, so a consumer that joins again — a replacement, or kafkajs
+        // restarting this one after a broker outage — would read the topic from its start:
+        // minutes for the router's dedup topic, with routing waiting on it. It resumes after
+        // what was applied instead (and applyBatch skips what it has applied, should a fetch
+        // start earlier all the same).
+        consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+          for (const partition of payload.memberAssignment[topic] ?? []) {
+            const applied = this.applied.get(partition);
+            if (applied === undefined) continue;
+            try {
+              consumer.seek({ topic, partition, offset: String(applied + 1n) });
+            } catch (error) {
+              logger.warn({ err: error, topic, partition }, 'could not resume the table after its last applied record; reading it again from the start');
+            }
+          }
+        });
         await consumer.subscribe({ topic, fromBeginning: true });
-        await consumer.run({ autoCommit: false, eachBatch: async ({ batch }) => this.applyBatch(batch.messages) });
+        await consumer.run({ autoCommit: false, eachBatch: async ({ batch }) => this.applyBatch(batch.partition, batch.highWatermark, batch.messages) });
       },
     });
     await this.consumer.start();
@@ -125,6 +144,7 @@ export class CompactedTopicReader<V> {
   }
 
   async stop(): Promise<void> {
+    this.stopping.abort();
     await this.consumer?.stop();
     this.consumer = undefined;
     await this.dropOffsetsAdmin();
@@ -135,9 +155,21 @@ export class CompactedTopicReader<V> {
    * stop a service from starting); one that may decode later (the registry unreachable)
    * fails the batch, which kafkajs fetches again — skipping it would lose a config change.
    */
-  private async applyBatch(messages: KafkaMessage[]): Promise<void> {
+  private async applyBatch(partition: number, highWatermark: string, messages: KafkaMessage[]): Promise<void> {
     const { topic, logger } = this.options;
+    let applied = this.applied.get(partition);
+    // A partition that now ends before what was applied was deleted and created again (or
+    // truncated): its offsets start over, and none of them has been applied.
+    if (applied !== undefined && BigInt(highWatermark) <= applied) {
+      logger.warn({ topic, partition, applied: String(applied), highWatermark }, 'the table\'s topic starts over (recreated or truncated): reading it again');
+      this.applied.delete(partition);
+      applied = undefined;
+    }
     for (const message of messages) {
+      // Applied already: a fetch that started earlier than the resume point (a seek that did
+      // not take) re-applying old values would take the table back in time, a deleted
+      // destination brought back, while catchUpToEnd went on saying it is current.
+      if (applied !== undefined && BigInt(message.offset) <= applied) continue;
       const key = message.key?.toString('utf8');
       if (key === undefined) {
         logger.warn({ topic, offset: message.offset }, 'record without key ignored');

@@ -26,7 +26,7 @@
  */
 import type { EachBatchPayload, Kafka, KafkaMessage, Message } from 'kafkajs';
 import type { DeliveryAttempt, IngestMessage, TopicNames } from '@tributary/schemas';
-import { GroupCommit, quarantineMessage, SupervisedConsumer, undecodableCause, withAdmin, type AvroCodec, type ConfigFreshness, type Logger, type Readiness, type TransactionalOutput } from '@tributary/shared';
+import { GroupCommit, quarantineMessage, SupervisedConsumer, undecodableCause, untilSuccess, withAdmin, type AvroCodec, type ConfigFreshness, type Logger, type Readiness, type TransactionalOutput } from '@tributary/shared';
 import { chunkRecords } from './chunks.js';
 import type { IndexerMetrics } from './metrics.js';
 import { mapAttempts, mapMessagesWhenCurrent, offsetsOf, poisonRecords, type Decoded, type Mapped, type RawRecord } from './plan.js';
@@ -93,6 +93,8 @@ export class IndexerConsumer {
   private consumer: SupervisedConsumer | undefined;
   private readonly groupCommit: GroupCommit<IndexChunk>;
   private readonly writer: ChunkWriter;
+  /** Ends the start-up wait for the broker when the indexer stops. */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly options: IndexerConsumerOptions) {
     this.writer = new ChunkWriter({ store: options.store, metrics: options.metrics, logger: options.logger });
@@ -107,7 +109,12 @@ export class IndexerConsumer {
   async start(): Promise<void> {
     const { kafka, topics, groupId, logger, readiness, sessionTimeoutMs } = this.options;
     // A worker per partition of every topic, so every batch of a fetch can join one commit.
-    const metadata = await withAdmin(kafka, (admin) => admin.fetchTopicMetadata({ topics: [topics.attempts, topics.ingest, topics.ingestOverflow] }));
+    // Waited out like every start-up step: with the broker away here the indexer used to exit.
+    const metadata = await untilSuccess(() => withAdmin(kafka, (admin) => admin.fetchTopicMetadata({ topics: [topics.attempts, topics.ingest, topics.ingestOverflow] })), {
+      logger,
+      doing: 'reading the partitions of the topics it indexes',
+      signal: this.stopping.signal,
+    });
     const partitions = Math.max(1, metadata.topics.reduce((total, topic) => total + topic.partitions.length, 0));
     this.consumer = new SupervisedConsumer({
       kafka,
@@ -136,6 +143,7 @@ export class IndexerConsumer {
   }
 
   async stop(): Promise<void> {
+    this.stopping.abort();
     await this.consumer?.stop();
     this.consumer = undefined;
   }

@@ -40,7 +40,7 @@
  */
 import type { EachBatchPayload, Kafka, KafkaMessage, Message } from 'kafkajs';
 import type { IngestMessage, TopicNames } from '@tributary/schemas';
-import { BatchFailed, committedPositions, GroupCommit, quarantineMessage, sendInChunks, SupervisedConsumer, TransactionOutcomeUnknown, withAdmin, type AvroCodec, type ConfigFreshness, type Logger, type Readiness, type RetryLadder, type TopicMessages, type TransactionalOutput } from '@tributary/shared';
+import { BatchFailed, committedPositions, GroupCommit, quarantineMessage, sendInChunks, SupervisedConsumer, TransactionOutcomeUnknown, untilSuccess, withAdmin, type AvroCodec, type ConfigFreshness, type Logger, type Readiness, type RetryLadder, type TopicMessages, type TransactionalOutput } from '@tributary/shared';
 import type { DedupStore } from './dedup-store.js';
 import { classifyDecodeError, InvalidMessage } from './message.js';
 import type { RouterMetrics } from './metrics.js';
@@ -115,6 +115,8 @@ export class RouterPipeline {
   private readonly mainTopic: string | undefined;
   private readonly share: MainLaneShare;
   private readonly configChecks = new ConfigChecks();
+  /** Ends the start-up wait for the broker when the router stops. */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly options: PipelineOptions) {
     const mainTopic = options.lanes[0]?.topic;
@@ -144,7 +146,8 @@ export class RouterPipeline {
     const { kafka, sessionTimeoutMs, dedup, readiness, logger } = this.options;
     // A fetch returns at most one batch per partition, so with a worker per partition every
     // batch of a fetch is routed at once and their chunks can share a transaction.
-    const partitions = await this.partitionCount(topic);
+    // Waited out like every start-up step: with the broker away here the router used to exit.
+    const partitions = await untilSuccess(() => this.partitionCount(topic), { logger, doing: `reading the partitions of ${topic}`, signal: this.stopping.signal });
     const consumer = new SupervisedConsumer({
       kafka,
       groupId,
@@ -182,6 +185,7 @@ export class RouterPipeline {
 
   /** Stops fetching; `eachBatch` calls under way finish their chunks' transactions first. */
   async stop(): Promise<void> {
+    this.stopping.abort();
     await Promise.all([...this.consumers.values()].map((consumer) => consumer.stop()));
     this.consumers.clear();
   }

@@ -14,6 +14,7 @@ import {
   QuarantineStore,
   envTypes,
   TransactionalOutput,
+  untilSuccess,
   type AvroCodec,
   type CommonEnv,
   type ConfigView,
@@ -131,7 +132,8 @@ export function mountAdmin(context: ServiceContext<AdminEnv>, infrastructure: Ad
 
   return {
     async start() {
-      await configProducer.connect();
+      // Waited out like every start-up step: with the broker away here ingest used to exit.
+      await untilSuccess(() => configProducer.connect(), { logger, doing: 'connecting the config producer', signal: context.signal });
       await api?.start();
       onShutdown('admin', async () => {
         // New requests get 503 while the ones in flight finish.
