@@ -104,6 +104,8 @@ describe('DeadLetterStore', () => {
       expect(delivery).toMatchObject({ attempts: 0, firstAttemptAt: null, lastError: null, lastStatus: null, replays: 2 });
     }
     const listed = await store.list({ destinationId: 'alpha' }, 10);
+    // All four of alpha's dead letters are listed (an empty listing would pass the `every`).
+    expect(listed.deadLetters.map(({ letter }) => letter.delivery.messageId).sort()).toEqual(['a-1', 'a-2', 'a-3', 'old-1']);
     expect(listed.deadLetters.every(({ replayedAt }) => replayedAt !== undefined && replayedAt >= now)).toBe(true);
   });
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kafka, Producer } from 'kafkajs';
 import { testKafka, testLogger, uniqueName } from '@tributary/test/harness';
-import { createProducer, ensureTopics, withAdmin } from './kafka.js';
+import { CONSUMER_DEFAULTS, createProducer, ensureTopics, withAdmin } from './kafka.js';
 import { CompactedTopicReader } from './table.js';
 
 const text = (value: string | null) => (value === null ? null : Buffer.from(value));
@@ -48,16 +48,24 @@ describe('CompactedTopicReader on a real compacted topic', () => {
 
       const changes: Array<[string, string | undefined, string | undefined]> = [];
       reader.onChange((key, value, previous) => changes.push([key, value, previous]));
+      // Written the moment the reader has applied the previous record, so its next fetch has only
+      // just begun to wait: the new record must end that wait (the broker answers a waiting fetch
+      // as soon as there is data), not be seen only once the wait runs out. A reader that missed
+      // it would take the whole fetch wait (CONSUMER_DEFAULTS.maxWaitTimeInMs); this one takes a
+      // fetch round trip. Half the wait separates the two without asserting a speed.
+      const [primer] = await producer.send({ topic, messages: [{ key: 'source/d', value: text('d1') }] });
+      await reader.waitForOffset(primer!.partition, primer!.baseOffset!);
       const started = Date.now();
       const [written] = await producer.send({ topic, messages: [{ key: 'source/b', value: text('b2') }] });
       await reader.waitForOffset(written!.partition, written!.baseOffset!);
-      expect(Date.now() - started).toBeLessThan(1000);
+      expect(Date.now() - started).toBeLessThan(CONSUMER_DEFAULTS.maxWaitTimeInMs! / 2);
       expect(reader.get('source/b')).toBe('b2');
 
       const [deleted] = await producer.send({ topic, messages: [{ key: 'source/a', value: null }] });
       await reader.waitForOffset(deleted!.partition, deleted!.baseOffset!);
       expect(reader.get('source/a')).toBeUndefined();
       expect(changes).toEqual([
+        ['source/d', 'd1', undefined],
         ['source/b', 'b2', 'b1'],
         ['source/a', undefined, 'a2'],
       ]);

@@ -134,7 +134,9 @@ describe('a receiver that always answers 503, on a ladder scaled to milliseconds
     expect(afterReplay.map((attempt) => [attempt.messageId, attempt.status]).sort()).toEqual(messageIds.map((id) => [id, 200]).sort());
     expect(pipeline.deadLetters!.records.length).toBe(3);
 
-    const json = JSON.parse((await pipeline.cli(['dlq', 'list', '--json'])).stdout) as { deadLetters: Array<{ replayedAt: string | null }> };
+    const json = JSON.parse((await pipeline.cli(['dlq', 'list', '--json'])).stdout) as { deadLetters: Array<{ messageId: string; replayedAt: string | null }> };
+    // The three dead letters are all listed (an empty listing would pass the `every`).
+    expect(json.deadLetters.map((letter) => letter.messageId).sort()).toEqual([...messageIds].sort());
     expect(json.deadLetters.every((letter) => letter.replayedAt !== null)).toBe(true);
   });
 });

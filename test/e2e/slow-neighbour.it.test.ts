@@ -69,8 +69,21 @@ describe('a slow but successful destination beside a healthy one', () => {
     // Runs at the defaults: p90 49-82 ms, max 420-610 ms (the first healthy message, sent with
     // the flood's first second of 1,000 events, all at once into a pipeline that had not yet
     // carried any). With the limits lifted: p50 19.7 s, max 35.6 s.
-    expect(p90).toBeLessThan(1_000);
-    expect(sorted.at(-1)).toBeLessThan(3_000);
+    // Waiting behind the slow destination means waiting for its answers. So no healthy message
+    // may still be undelivered when the slow receiver answers a request that reached it after
+    // that message was sent (it answers each exactly SLOW_ANSWER_MS after it arrives): with the
+    // limits lifted, every healthy message was overtaken by hundreds of such answers.
+    const overtaking = sent.map(({ messageId, at }, index) => {
+      const deliveredAt = at + latencies[index]!;
+      const answeredMeanwhile = slow.attempts.filter((attempt) => attempt.at >= at && attempt.at + SLOW_ANSWER_MS <= deliveredAt).length;
+      return { messageId, answeredMeanwhile };
+    });
+    expect(overtaking.filter(({ answeredMeanwhile }) => answeredMeanwhile > 0)).toEqual([]);
+    // Not vacuous: most healthy messages were sent while the slow destination was still being sent
+    // requests (once it falls far enough behind, its deliveries wait on the retry ladder instead).
+    const sentWhileSlowServed = sent.filter(({ at }) => slow.attempts.some((attempt) => attempt.at >= at)).length;
+    console.log(`${sentWhileSlowServed} of ${sent.length} healthy messages sent while the slow destination was still being sent requests`);
+    expect(sentWhileSlowServed).toBeGreaterThanOrEqual(sent.length / 2);
     // The slow destination is still served, at what its slots allow.
     expect(slow.attempts.length).toBeGreaterThan(500);
   });

@@ -6,11 +6,22 @@ describe('xSignature', () => {
     expect(xSignature('key', Buffer.from('The quick brown fox jumps over the lazy dog'))).toBe('de7c9b85b8b78aa6bc8a7a36f70a90701c9db4d9');
   });
 
-  it('keys with the UTF-8 bytes of the secret and signs the body bytes as given', () => {
-    const body = Buffer.from('{"name":"Zoë","emoji":"🚀"}', 'utf8');
-    expect(xSignature('clé', body)).toBe(xSignature('clé', Buffer.from(body)));
-    expect(xSignature('clé', body)).not.toBe(xSignature('cle', body));
-    expect(xSignature('clé', body)).toMatch(/^[0-9a-f]{40}$/);
+  // Vectors computed outside Node, over the UTF-8 bytes of the body (a UTF-8 shell passes the
+  // secret's UTF-8 bytes, 'clé' = 63 6c c3 a9):
+  //   printf '%s' '{"name":"Zoë","emoji":"🚀"}' > body.json
+  //   openssl dgst -sha1 -hmac 'shared-secret' body.json  # 224e5d4eb4153f7b01e7504c92ddbf176eea736a
+  //   openssl dgst -sha1 -hmac 'clé' body.json            # 5f673595377290994d7c762b479c17657b9a9fb6
+  // Python's hmac.new(secret.encode('utf-8'), body, hashlib.sha1) gives the same; keyed with
+  // secret.encode('latin-1') (63 6c e9), 'clé' gives a83d6eef1d93c2c8f8770b72dc4a863ab637f5b8.
+  const body = Buffer.from('{"name":"Zoë","emoji":"🚀"}', 'utf8');
+
+  it('signs the body bytes as given (ASCII secret)', () => {
+    expect(xSignature('shared-secret', body)).toBe('224e5d4eb4153f7b01e7504c92ddbf176eea736a');
+  });
+
+  it('keys with the UTF-8 bytes of a non-ASCII secret, not its latin1 bytes', () => {
+    expect(xSignature('clé', body)).toBe('5f673595377290994d7c762b479c17657b9a9fb6');
+    expect(xSignature('clé', body)).not.toBe('a83d6eef1d93c2c8f8770b72dc4a863ab637f5b8');
   });
 });
 

@@ -381,7 +381,7 @@ describe('hostile requests', () => {
     return Number(/^process_resident_memory_bytes\{[^}]*\} (\S+)$/m.exec(text)?.[1]);
   };
 
-  it('refuses a batch whose shared context would be copied into thousands of messages, in well under a second', async () => {
+  it('refuses a batch whose shared context would be copied into thousands of messages, without copying it', async () => {
     // 9,700 tiny messages sharing a 100 KB context: ~500 KB sent, about a gigabyte once the
     // context is merged into each of them.
     const context = { blob: 'x'.repeat(100_000) };
@@ -389,19 +389,17 @@ describe('hostile requests', () => {
     const body = gzipSync(JSON.stringify({ batch, context }));
     expect(body.length).toBeLessThan(20_000);
     const before = await rss(guarded);
-    const started = performance.now();
     const response = await fetch(`${guarded.url}/v1/batch`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', authorization: basic(WEB.writeKey) },
       body,
     });
-    const elapsed = performance.now() - started;
     const json = (await response.json()) as Record<string, unknown>;
     expect(response.status).toBe(400);
     expect(json).toMatchObject({ success: false, code: 'message_too_large', limit: 32_768 });
     expect(json.error).toMatch(/counting the batch's context merged into each message/);
-    expect(elapsed).toBeLessThan(1_000);
-    // Memory stays flat: nothing was expanded (allow for the GC's own rhythm).
+    // Memory stays flat: nothing was expanded (allow for the GC's own rhythm). How fast the
+    // refusal is belongs to the benchmarks, not here.
     expect((await rss(guarded)) - before).toBeLessThan(64 * 1024 * 1024);
   });
 

@@ -159,6 +159,8 @@ describe('the dead-letter admin routes', () => {
     for (const delivery of deliveries) expect(delivery).toMatchObject({ attempts: 0, firstAttemptAt: null, lastError: null, lastStatus: null, replays: 1 });
 
     const listed = (await call('GET', '/dlq?destination=crm')).json.deadLetters as Array<Record<string, unknown>>;
+    // All three of crm's dead letters are listed (an empty listing would pass the `every`).
+    expect(listed.map((entry) => entry.messageId).sort()).toEqual(['m-1', 'm-2', 'm-3']);
     expect(listed.every((entry) => typeof entry.replayedAt === 'string')).toBe(true);
   });
 });
