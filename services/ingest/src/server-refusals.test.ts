@@ -7,18 +7,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHttpServer, createLogger, createMetrics, createReadiness, type HttpServer } from '@tributary/shared';
 import { loadAdminOpenApi } from './admin/openapi.js';
 import { registerAdminApi } from './admin/plugin.js';
-import type { AdminDeps } from './admin/routes.js';
+import { testAdminDeps } from './admin/test-deps.js';
 import { createIngestMetrics } from './ingest-metrics.js';
 import { registerSegmentApi } from './segment-api.js';
 import { clientErrorRefusal, frameworkRefusal, installServerRefusals, rawResponse, type ServerRefusals } from './server-refusals.js';
-
-/** Admin dependencies no request in these tests reaches. */
-const unreached = <T extends object>() =>
-  new Proxy({} as T, {
-    get: () => {
-      throw new Error('not reached in these tests');
-    },
-  });
 
 let app: HttpServer;
 let refusals: ServerRefusals;
@@ -40,8 +32,7 @@ beforeEach(async () => {
     logger,
     metrics: createIngestMetrics(createMetrics('ingest-refusals-2').registry),
   });
-  const adminDeps: AdminDeps = { token: 'tok-0123456789abcdef', config: unreached(), events: unreached(), deadLetters: unreached(), health: unreached(), quarantine: unreached(), isReady: () => true };
-  registerAdminApi(app, { ...adminDeps, logger, openapi: loadAdminOpenApi() });
+  registerAdminApi(app, { ...testAdminDeps(), logger, openapi: loadAdminOpenApi() });
   app.get('/slow', async () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     return { slow: true };

@@ -10,16 +10,9 @@ import { ConfigStore } from './config-store.js';
 import { loadAdminOpenApi } from './openapi.js';
 import { registerAdminApi } from './plugin.js';
 import { configRoutes } from './config-routes.js';
-import type { AdminDeps } from './routes.js';
+import { testAdminDeps } from './test-deps.js';
 
 const TOKEN = 'tok-0123456789abcdef';
-
-const notCalled = <T extends object>() =>
-  new Proxy({} as T, {
-    get: () => {
-      throw new Error('not used by the config routes');
-    },
-  });
 
 let app: HttpServer;
 let stored: Map<string, Source | Destination>;
@@ -49,15 +42,7 @@ beforeEach(async () => {
     timeoutMs: 1_000,
   });
   app = createHttpServer({ logger, metrics: createMetrics('ingest-config-routes'), readiness: createReadiness() });
-  const deps: AdminDeps = {
-    token: TOKEN,
-    config,
-    events: notCalled(),
-    deadLetters: notCalled(),
-    health: notCalled(),
-    quarantine: notCalled(),
-    isReady: () => true,
-  };
+  const deps = testAdminDeps({ token: TOKEN, config });
   registerAdminApi(app, { ...deps, logger, openapi: loadAdminOpenApi(), routes: [configRoutes] });
   await app.ready();
   await call('PUT', '/sources/web', { writeKey: 'wk_web_0001' });

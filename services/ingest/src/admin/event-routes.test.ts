@@ -2,22 +2,12 @@ import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, MAX_ID_LENGTH, type HttpServer } from '@tributary/shared';
 import { MAX_AUDIENCE_MEMBERS } from './audience-plan.js';
-import type { ConfigStore } from './config-store.js';
-import type { AdminDeadLetters } from './dlq.js';
-import type { DestinationHealthTable } from './destination-health.js';
 import { AUDIENCE_BODY_LIMIT, eventRoutes } from './event-routes.js';
 import type { AdminEvents, AudienceSyncOutcome } from './events.js';
 import { loadAdminOpenApi } from './openapi.js';
 import { registerAdminApi } from './plugin.js';
-import type { AdminQuarantine } from './quarantine.js';
 import { ADMIN_PREFIX } from './routes.js';
-
-const notCalled = <T extends object>() =>
-  new Proxy({} as T, {
-    get: () => {
-      throw new Error('not called here');
-    },
-  });
+import { testAdminDeps } from './test-deps.js';
 
 // What the route handed to the sync: only that it got there (and how big it was) matters here.
 const synced: Array<{ name: string; members: number }> = [];
@@ -32,13 +22,7 @@ const app = Fastify();
 
 beforeAll(async () => {
   registerAdminApi(app as unknown as HttpServer, {
-    token: 't',
-    config: notCalled<ConfigStore>(),
-    events,
-    deadLetters: notCalled<AdminDeadLetters>(),
-    health: notCalled<DestinationHealthTable>(),
-    quarantine: notCalled<AdminQuarantine>(),
-    isReady: () => true,
+    ...testAdminDeps({ token: 't', events }),
     logger: createLogger({ service: 'test', level: 'silent' }),
     openapi: loadAdminOpenApi(),
     routes: [eventRoutes],

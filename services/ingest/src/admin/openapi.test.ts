@@ -3,22 +3,12 @@ import Fastify, { type RouteOptions } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { createLogger, MAX_WEBHOOKS, type DeadLetterStore, type HttpServer } from '@tributary/shared';
 import { MAX_AUDIENCE_MEMBERS } from './audience-plan.js';
-import type { ConfigStore } from './config-store.js';
 import { DELIVERY_LOG_ROUTES, deliveryLogRoutes, type DeliveryLogClient } from './delivery-log.js';
-import type { DestinationHealthTable } from './destination-health.js';
-import type { AdminQuarantine } from './quarantine.js';
 import { AdminDeadLetters, listQuery } from './dlq.js';
-import type { AdminEvents } from './events.js';
 import { loadAdminOpenApi } from './openapi.js';
 import { ADMIN_ROUTES, registerAdminApi } from './plugin.js';
 import { ADMIN_PREFIX } from './routes.js';
-
-const notCalled = <T extends object>() =>
-  new Proxy({} as T, {
-    get: () => {
-      throw new Error('route handlers are not called here');
-    },
-  });
+import { testAdminDeps, unreached } from './test-deps.js';
 
 async function registeredRoutes(): Promise<string[]> {
   const app = Fastify();
@@ -29,17 +19,11 @@ async function registeredRoutes(): Promise<string[]> {
     }
   });
   registerAdminApi(app as unknown as HttpServer, {
-    token: 't',
-    config: notCalled<ConfigStore>(),
-    events: notCalled<AdminEvents>(),
-    deadLetters: notCalled<AdminDeadLetters>(),
-    health: notCalled<DestinationHealthTable>(),
-    quarantine: notCalled<AdminQuarantine>(),
-    isReady: () => true,
+    ...testAdminDeps({ token: 't' }),
     logger: createLogger({ service: 'test', level: 'silent' }),
     openapi: loadAdminOpenApi(),
     // As index.ts mounts them: the plugin's groups and the routes forwarded to the delivery log.
-    routes: [...ADMIN_ROUTES, deliveryLogRoutes(notCalled<DeliveryLogClient>())],
+    routes: [...ADMIN_ROUTES, deliveryLogRoutes(unreached<DeliveryLogClient>())],
   });
   await app.ready();
   await app.close();
