@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import kafkajs, { type Producer } from 'kafkajs';
 import { topicNames, type DedupBatch } from '@tributary/schemas';
 import { createLogger, createProducer, prepareTopics, topicDefinitions, withAdmin } from '@tributary/shared';
-import { testCodec, testKafka, testLogger, uniqueName, uniqueNamespace } from '@tributary/test/harness';
+import { eventually, testCodec, testKafka, testLogger, uniqueName, uniqueNamespace } from '@tributary/test/harness';
 import { DedupStore } from './dedup-store.js';
 
 // kafkajs is CommonJS and Node cannot see this enum as a named export.
@@ -23,6 +23,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await producer.disconnect();
 });
+
+/** The topic's committed end: the sum over partitions of the offsets a read_committed reader may reach. */
+const committedEnd = () => withAdmin(kafka, async (admin) => (await admin.fetchTopicOffsets(topics.dedup)).reduce((sum, { high }) => sum + Number(high), 0));
 
 /** One dedup record per distinct time, as a routing transaction writes them. */
 async function write(entries: Array<[string, number]>, outcome: 'commit' | 'abort'): Promise<void> {
@@ -60,8 +63,13 @@ describe('DedupStore on the real dedup topic', () => {
       expect(config['retention.ms']).toMatchObject({ configValue: String(24 * HOUR), configSource: ConfigSource.TOPIC_CONFIG });
       expect(config['cleanup.policy']).toMatchObject({ configValue: 'delete', configSource: ConfigSource.TOPIC_CONFIG });
 
-      // What another instance commits is known once ready() resolves after invalidate().
+      // What another instance commits is known once ready() resolves after invalidate(). The
+      // broker writes the commit marker after EndTxn has answered, and a transaction that still
+      // looks open is rightly not waited for: the check is made once the commit is visible (a
+      // record and its marker past the end before it).
+      const before = await committedEnd();
       await write([['web/b', Date.now()]], 'commit');
+      await eventually(async () => (await committedEnd()) >= before + 2, 'the commit visible at the end of the dedup topic', 10_000);
       store.invalidate();
       await store.ready();
       expect(store.state.isDuplicate('web/b', Date.now())).toBe(true);
