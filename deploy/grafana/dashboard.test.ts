@@ -106,7 +106,7 @@ describe('tributary-overview.json', () => {
     const inRow = panels.filter((p) => row !== undefined && next !== undefined && p.gridPos.y > row.gridPos.y && p.gridPos.y < next.gridPos.y);
     const exprs = inRow.flatMap((p) => (p.targets ?? []).map((t) => t.expr ?? ''));
     // The indexer's own group (<ns>-indexer), one line per topic and partition.
-    expect(exprs).toContainEqual(expect.stringMatching(/^max by \(topic, partition\) \(tributary_consumer_lag\{[^}]*group=~"\.\+-indexer"\}\)$/));
+    expect(exprs).toContainEqual(expect.stringMatching(/^max by \(namespace, topic, partition\) \(tributary_consumer_lag\{[^}]*group=~"\.\+-indexer"\}\)$/));
     expect(exprs).toContainEqual(expect.stringMatching(/^sum by \(topic\) \(rate\(tributary_indexer_records_total\{/));
     expect(exprs).toContainEqual(expect.stringMatching(/^histogram_quantile\(0\.95, sum by \(le\) \(rate\(tributary_indexer_batch_write_duration_seconds_bucket\{/));
     expect(exprs).toContainEqual(expect.stringMatching(/^sum by \(kind\) \(rate\(tributary_indexer_database_errors_total\{/));

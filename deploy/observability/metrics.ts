@@ -64,6 +64,8 @@ export const TRIBUTARY_METRICS: readonly MetricDefinition[] = [
   metric('tributary_retries_deferred_total', 'counter', ['tier'], ['retry-scheduler']),
   metric('tributary_retry_due_lag_seconds', 'histogram', ['tier'], ['retry-scheduler']),
   metric('tributary_retry_oldest_record_age_seconds', 'gauge', ['tier'], ['retry-scheduler']),
+  // The tier groups' lag, read from the broker: right even when a tier's consumer is stuck.
+  metric('tributary_retry_pending_records', 'gauge', ['tier'], ['retry-scheduler']),
 
   // The delivery log (its consumer group is `<ns>-indexer`).
   metric('tributary_indexer_records_total', 'counter', ['topic'], ['indexer']),
@@ -95,8 +97,20 @@ export const SCRAPE_METRICS: readonly string[] = ['up'];
 
 /**
  * Labels a query may use on any series: `service` from the services themselves, the rest
- * added by the Kubernetes scrape configuration (ServiceMonitor or pod annotations).
+ * added by the Kubernetes scrape configuration (ServiceMonitor or pod annotations). Both copy
+ * the pods' part-of and component labels: the chart's ServiceMonitor with podTargetLabels, an
+ * annotation-based scrape config with its labelmap of every pod label.
  */
-export const TARGET_LABELS: readonly string[] = ['service', 'namespace', 'pod', 'job', 'instance', 'container', 'endpoint'];
+export const TARGET_LABELS: readonly string[] = [
+  'service',
+  'namespace',
+  'pod',
+  'job',
+  'instance',
+  'container',
+  'endpoint',
+  'app_kubernetes_io_part_of',
+  'app_kubernetes_io_component',
+];
 
 export const ALL_METRICS: readonly MetricDefinition[] = [...TRIBUTARY_METRICS, ...DEFAULT_METRICS];

@@ -1,6 +1,7 @@
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { AvroDecodeError } from './avro.js';
-import { QUARANTINE_VALUE_BYTES_KEPT, quarantineRecord, undecodableCause } from './quarantine.js';
+import { createQuarantineCounter, QUARANTINE_REASONS, QUARANTINE_VALUE_BYTES_KEPT, quarantineRecord, undecodableCause, zeroQuarantineSeries } from './quarantine.js';
 
 const poison = { topic: 't.deliveries.v1', partition: 2, offset: '41', key: Buffer.from('d/m'), value: Buffer.from('garbage'), timestamp: '1700000000000' };
 
@@ -38,5 +39,31 @@ describe('undecodableCause', () => {
       error: 'schema id 9 is not in the registry',
     });
     expect(undecodableCause(new Error('connect ECONNREFUSED 127.0.0.1:8081'))).toBeUndefined();
+  });
+});
+
+describe('createQuarantineCounter', () => {
+  const series = async (registry: Registry) =>
+    (await registry.getSingleMetricAsString('tributary_quarantined_total')).split('\n').filter((line) => line !== '' && !line.startsWith('#'));
+
+  it('exposes every reason of every consumed topic at 0 before any record is quarantined', async () => {
+    const registry = new Registry();
+    createQuarantineCounter(registry, ['t.ingest.v1', 't.ingest.overflow.v1']);
+    const lines = await series(registry);
+    expect(lines).toHaveLength(2 * QUARANTINE_REASONS.length);
+    for (const topic of ['t.ingest.v1', 't.ingest.overflow.v1']) {
+      for (const reason of QUARANTINE_REASONS) expect(lines).toContain(`tributary_quarantined_total{topic="${topic}",reason="${reason}"} 0`);
+    }
+  });
+
+  it('adds the series of a topic consumed later at 0, and counts from there', async () => {
+    const registry = new Registry();
+    const counter = createQuarantineCounter(registry, []);
+    zeroQuarantineSeries(counter, 't.retry.2h.v1');
+    counter.inc({ topic: 't.retry.2h.v1', reason: 'not_framed' });
+    const lines = await series(registry);
+    expect(lines).toHaveLength(QUARANTINE_REASONS.length);
+    expect(lines).toContain('tributary_quarantined_total{topic="t.retry.2h.v1",reason="not_framed"} 1');
+    expect(lines).toContain('tributary_quarantined_total{topic="t.retry.2h.v1",reason="too_large"} 0');
   });
 });

@@ -98,12 +98,24 @@ export function undecodableCause(error: unknown): { reason: UndecodableReason; e
   return undefined;
 }
 
-/** `tributary_quarantined_total{topic,reason}`: the one series every service counts its quarantined records in. */
-export function createQuarantineCounter(registry: Registry): Counter<'topic' | 'reason'> {
-  return new Counter({
+/**
+ * `tributary_quarantined_total{topic,reason}`: the one series every service counts its
+ * quarantined records in, with every reason of every topic the service consumes at 0 from the
+ * start. A series that first appears at 1 has no earlier sample for `increase()` to compare
+ * with, so the first poison record of a topic and reason would never trip an alert.
+ */
+export function createQuarantineCounter(registry: Registry, consumedTopics: readonly string[]): Counter<'topic' | 'reason'> {
+  const counter = new Counter({
     name: 'tributary_quarantined_total',
     help: 'Records set aside on the quarantine topic, by the topic they came from and why',
     labelNames: ['topic', 'reason'],
     registers: [registry],
   });
+  for (const topic of consumedTopics) zeroQuarantineSeries(counter, topic);
+  return counter;
+}
+
+/** Every reason's series of `topic` at 0: for a topic a service starts consuming after its counter was made. */
+export function zeroQuarantineSeries(counter: Counter<'topic' | 'reason'>, topic: string): void {
+  for (const reason of QUARANTINE_REASONS) counter.inc({ topic, reason }, 0);
 }

@@ -71,7 +71,7 @@ function harness(options: { destinations: Destination[]; respond: Respond; overr
     client: client as unknown as WebhookClient,
     output: {} as TransactionalOutput,
     logger,
-    metrics: createDispatcherMetrics({ registry: new Registry() } as Parameters<typeof createDispatcherMetrics>[0]),
+    metrics: createDispatcherMetrics({ registry: new Registry() } as Parameters<typeof createDispatcherMetrics>[0], []),
     readiness: { set: () => undefined } as unknown as Readiness,
     ladder: DEFAULT_LADDER,
     breaker: { consecutiveFailures: 1, failureRatio: 0.5, minRequests: 1_000, windowMs: 10_000, openMs: 1, maxOpenMs: 1_000, probes: 1, probeTimeoutMs: 60_000 },

@@ -51,7 +51,7 @@ await runService({
     readiness.set('config', true);
 
     const freshness = new ConfigFreshness({ view: config, logger, timeoutMs: 5000 });
-    const dispatcherMetrics = createDispatcherMetrics(metrics);
+    const dispatcherMetrics = createDispatcherMetrics(metrics, Object.values(laneSources(topics, groupPrefix)).map(({ topic }) => topic));
     const client = new WebhookClient({
       timeoutMs: env.WEBHOOK_TIMEOUT,
       allowPrivateNetworks: env.DELIVERY_ALLOW_PRIVATE_NETWORKS,

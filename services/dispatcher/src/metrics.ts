@@ -1,7 +1,8 @@
 /** The dispatcher's Prometheus series, registered on the service's registry. */
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { createQuarantineCounter, DELIVERY_LATENCY_BUCKETS, LATENCY_BUCKETS, TallyCounter, TallyHistogram, type Metrics, type TallyCounterChild, type TallyHistogramChild } from '@tributary/shared';
-import type { CircuitState } from '@tributary/schemas';
+import type { CircuitState, DeadLetterReason } from '@tributary/schemas';
+import type { FatalReason } from './classify.js';
 import { LOOKUP_ANSWERS } from './host-lookup.js';
 import type { Settlement } from './next-step.js';
 
@@ -46,7 +47,29 @@ export interface DispatcherMetrics {
 
 export const CIRCUIT_STATE_VALUE: Record<CircuitState, number> = { closed: 0, half_open: 1, open: 2 };
 
-export function createDispatcherMetrics({ registry }: Metrics): DispatcherMetrics {
+/**
+ * Every reason the dispatcher dead-letters for: a URL's fatal verdict (classify.ts), the window
+ * run out, or its destination disabled or deleted (next-step.ts). `too_large` is not one: an
+ * outcome too large to write is quarantined instead. A record of them all, so that a fatal
+ * reason added to classify.ts and not listed here fails to compile.
+ */
+type DispatcherDeadLetterReason = FatalReason | Extract<DeadLetterReason, 'expired' | 'destination_disabled' | 'destination_deleted'>;
+const DEAD_LETTER_REASON_LIST = {
+  http_status: true,
+  gone: true,
+  redirect: true,
+  tls: true,
+  blocked_address: true,
+  invalid_url: true,
+  undeliverable: true,
+  expired: true,
+  destination_disabled: true,
+  destination_deleted: true,
+} as const satisfies Record<DispatcherDeadLetterReason, true>;
+export const DISPATCHER_DEAD_LETTER_REASONS = Object.keys(DEAD_LETTER_REASON_LIST) as DispatcherDeadLetterReason[];
+
+/** `consumedTopics`: the delivery lanes the dispatcher reads, whose quarantine series start at 0. */
+export function createDispatcherMetrics({ registry }: Metrics, consumedTopics: readonly string[]): DispatcherMetrics {
   const registers = [registry];
   const metrics: DispatcherMetrics = {
     deliveryLatency: new TallyHistogram({
@@ -102,7 +125,7 @@ export function createDispatcherMetrics({ registry }: Metrics): DispatcherMetric
     buffered: new Gauge({ name: 'tributary_dispatcher_buffered', help: 'Deliveries read and not yet settled, by lane', labelNames: ['lane'], registers }),
     bufferedBytes: new Gauge({ name: 'tributary_dispatcher_buffered_bytes', help: 'Bytes of deliveries read and not yet settled, by lane', labelNames: ['lane'], registers }),
     stagedBytes: new Gauge({ name: 'tributary_dispatcher_staged_bytes', help: 'Bytes of outcome records waiting to be committed with their offsets', registers }),
-    quarantined: createQuarantineCounter(registry),
+    quarantined: createQuarantineCounter(registry, consumedTopics),
     transactionDuration: new Histogram({
       name: 'tributary_dispatcher_transaction_duration_seconds',
       help: 'One transaction committing outcome records and consumed offsets',
@@ -138,6 +161,10 @@ export function createDispatcherMetrics({ registry }: Metrics): DispatcherMetric
   };
   // Every answer's series from the start, so a rate of failed lookups is defined before the first.
   for (const answer of LOOKUP_ANSWERS) metrics.hostLookups.inc({ answer }, 0);
+  // Every dead-letter reason's series from the start too: a child made at the first dead letter
+  // appears at 1 at the next scrape, which `increase()` cannot tell from a series that was
+  // always 1, so the first dead letter of a reason would never alert.
+  for (const reason of DISPATCHER_DEAD_LETTER_REASONS) metrics.deadLetters.child(reason);
   return metrics;
 }
 

@@ -34,7 +34,7 @@ function writer(ledgers: PartitionLedger[], output: TransactionalOutput): Outcom
     output,
     kafka: {} as Kafka,
     logger: createLogger({ service: 'test', level: 'silent' }),
-    metrics: createDispatcherMetrics({ registry: new Registry() } as Parameters<typeof createDispatcherMetrics>[0]),
+    metrics: createDispatcherMetrics({ registry: new Registry() } as Parameters<typeof createDispatcherMetrics>[0], []),
     readiness: createReadiness(),
     intervalMs: INTERVAL_MS,
     maxTransactionBytes: MAX_TRANSACTION_BYTES,

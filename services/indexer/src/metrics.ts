@@ -43,7 +43,7 @@ export function createIndexerMetrics(registry: Registry, topics: readonly string
       labelNames: ['kind'],
       registers,
     }),
-    quarantined: createQuarantineCounter(registry),
+    quarantined: createQuarantineCounter(registry, topics),
     retentionDeleted: new Counter({
       name: 'tributary_indexer_retention_deleted_total',
       help: 'Rows deleted because they were older than DELIVERY_LOG_RETENTION, by table.',

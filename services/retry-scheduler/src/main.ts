@@ -66,7 +66,7 @@ await runService({
     onShutdown('destination health', () => health.stop());
 
     const schedulers = new Map<string, TierScheduler>();
-    const schedulerMetrics = createSchedulerMetrics(metrics.registry, tiers, {
+    const schedulerMetrics = createSchedulerMetrics(metrics.registry, tiers, (tier) => topics.retry(tier), {
       heldHeads: (tier) => schedulers.get(tier)?.heldHeads() ?? [],
       pending,
       now: Date.now,
@@ -104,7 +104,7 @@ await runService({
       const scheduler = schedulerFor(tier, output);
       try {
         await output.start(context.signal);
-        zeroTierMetrics(schedulerMetrics, tier);
+        zeroTierMetrics(schedulerMetrics, tier, topics.retry(tier));
         await scheduler.start();
         // Shutdown began meanwhile: the handlers have read the maps without this tier.
         if (context.signal.aborted) throw new Error('shutting down');

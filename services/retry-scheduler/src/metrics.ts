@@ -6,7 +6,7 @@
  * of times a second.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { createConsumerLagGauge, createQuarantineCounter, TallyCounter, TallyHistogram, type ConsumerLagProbe } from '@tributary/shared';
+import { createConsumerLagGauge, createQuarantineCounter, TallyCounter, TallyHistogram, zeroQuarantineSeries, type ConsumerLagProbe } from '@tributary/shared';
 import { oldestHeadAgeSeconds } from './release-plan.js';
 
 /**
@@ -33,7 +33,8 @@ export interface SchedulerGauges {
   now(): number;
 }
 
-export function createSchedulerMetrics(registry: Registry, tiers: readonly string[], gauges: SchedulerGauges): SchedulerMetrics {
+/** `tierTopic`: the topic a tier's records wait on, whose quarantine series start at 0. */
+export function createSchedulerMetrics(registry: Registry, tiers: readonly string[], tierTopic: (tier: string) => string, gauges: SchedulerGauges): SchedulerMetrics {
   const registers = [registry];
   const metrics: SchedulerMetrics = {
     released: new TallyCounter({
@@ -73,10 +74,10 @@ export function createSchedulerMetrics(registry: Registry, tiers: readonly strin
       labelNames: ['tier'],
       registers,
     }),
-    quarantined: createQuarantineCounter(registry),
+    quarantined: createQuarantineCounter(registry, []),
   };
   metrics.deadLetters.child('expired');
-  for (const tier of tiers) zeroTierMetrics(metrics, tier);
+  for (const tier of tiers) zeroTierMetrics(metrics, tier, tierTopic(tier));
 
   new Gauge({
     name: 'tributary_retry_oldest_record_age_seconds',
@@ -107,8 +108,13 @@ export function createSchedulerMetrics(registry: Registry, tiers: readonly strin
   return metrics;
 }
 
-/** A tier's series exist from the start (at 0), so a rate over them is defined before its first release. */
-export function zeroTierMetrics(metrics: SchedulerMetrics, tier: string): void {
+/**
+ * A tier's series exist from the start (at 0), so a rate over them is defined before its first
+ * release, and the first record quarantined from its topic is an increase from 0 (a series that
+ * first appeared at 1 would be one `increase()` cannot see).
+ */
+export function zeroTierMetrics(metrics: SchedulerMetrics, tier: string, topic: string): void {
+  zeroQuarantineSeries(metrics.quarantined, topic);
   metrics.released.child(tier);
   metrics.deferred.child(tier);
   metrics.transactionFailures.inc({ tier }, 0);

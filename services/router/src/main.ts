@@ -73,7 +73,7 @@ await runService({
       // Evictions happen only once start() reads entries, after routerMetrics exists.
       onCapacityEviction: () => routerMetrics.dedupCapacityEvictions.inc(),
     });
-    const routerMetrics = createRouterMetrics(metrics.registry, () => dedup.state.size);
+    const routerMetrics = createRouterMetrics(metrics.registry, () => dedup.state.size, [topics.ingest, topics.ingestOverflow]);
     await dedup.start();
     onShutdown('dedup', () => dedup.stop());
     readiness.set('dedup', true);

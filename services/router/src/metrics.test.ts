@@ -1,5 +1,6 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { QUARANTINE_REASONS } from '@tributary/shared';
 import { INVALID_REASONS, InvalidMessage } from './message.js';
 import { createRouterMetrics } from './metrics.js';
 
@@ -9,9 +10,9 @@ async function sample(registry: Registry, name: string): Promise<Array<{ labels:
 }
 
 describe('router metrics', () => {
-  it('exposes every filter and invalid reason from the start, at zero', async () => {
+  it('exposes every filter, invalid and quarantine reason from the start, at zero', async () => {
     const registry = new Registry();
-    createRouterMetrics(registry, () => 0);
+    createRouterMetrics(registry, () => 0, ['t.ingest.v1', 't.ingest.overflow.v1']);
     expect((await sample(registry, 'tributary_router_filtered_total')).map(({ labels }) => labels)).toEqual([
       { reason: 'integrations_off' },
       { reason: 'destination_disabled' },
@@ -19,11 +20,16 @@ describe('router metrics', () => {
       { reason: 'source_disabled' },
     ]);
     expect(await sample(registry, 'tributary_router_invalid_total')).toHaveLength(INVALID_REASONS.length);
+    // Each reason of both ingest topics, so the first poison record is an increase from 0.
+    const quarantined = await sample(registry, 'tributary_quarantined_total');
+    expect(quarantined).toHaveLength(2 * QUARANTINE_REASONS.length);
+    expect(quarantined.every(({ value }) => value === 0)).toBe(true);
+    expect(quarantined).toContainEqual({ labels: { topic: 't.ingest.overflow.v1', reason: 'too_deep' }, value: 0 });
   });
 
   it('adds a committed chunk\'s outcome and reports the dedup size', async () => {
     const registry = new Registry();
-    const metrics = createRouterMetrics(registry, () => 42);
+    const metrics = createRouterMetrics(registry, () => 42, ['t.ingest.v1']);
     metrics.recordCommitted({
       deliveries: [],
       routed: new Map([['crm', 3], ['bi', 1]]),

@@ -26,7 +26,8 @@ export interface RouterMetrics {
   recordCommitted(outcome: ChunkOutcome): void;
 }
 
-export function createRouterMetrics(registry: Registry, dedupEntries: () => number): RouterMetrics {
+/** `consumedTopics`: the ingest topics the router reads, whose quarantine series start at 0. */
+export function createRouterMetrics(registry: Registry, dedupEntries: () => number, consumedTopics: readonly string[]): RouterMetrics {
   const registers = [registry];
   const filtered = new Counter({
     name: 'tributary_router_filtered_total',
@@ -82,7 +83,7 @@ export function createRouterMetrics(registry: Registry, dedupEntries: () => numb
       registers,
     }),
     invalid,
-    quarantined: createQuarantineCounter(registry),
+    quarantined: createQuarantineCounter(registry, consumedTopics),
     batchDuration: new Histogram({
       name: 'tributary_router_batch_duration_seconds',
       help: 'Time to route one chunk of ingest records, from decoding to the committed transaction.',
