@@ -385,7 +385,7 @@ export class Dispatcher implements LaneHandler {
       metrics.quarantined.labels(ledger.topic, 'unencodable').inc();
       logger.error({ deliveryId: delivery.deliveryId, destinationId: delivery.destinationId }, 'outcome could not be encoded; delivery quarantined');
     }
-    this.series.settle(delivery.destinationId, facts.settlement, records.result, delivery.receivedAt);
+    this.series.settle(delivery.destinationId, facts.settlement, records.result, delivery.receivedAt, records.tooLarge || records.unencodable === true);
     ledger.settle(offset, records.outputs);
     this.writer.wake();
   }

@@ -40,4 +40,15 @@ describe('dispatcher metrics', () => {
     expect(lines).toContain('tributary_dead_letters_total{reason="destination_deleted"} 1');
     expect(lines).toContain('tributary_dead_letters_total{reason="expired"} 0');
   });
+
+  it('does not count as a dead letter one whose record could not be written and was quarantined instead', async () => {
+    const registry = new Registry();
+    const metrics = createDispatcherMetrics({ registry }, LANES);
+    const ladder: RetryLadder = { delaysMs: [10_000], windowMs: 3_600_000 };
+    const delivery = testDelivery('crm', 'm1', { userId: null, body: Buffer.from('{}'), receivedAt: 0, routedAt: 0 });
+    const settlement = preflight(delivery, undefined, ladder, 1_000);
+    if (settlement.kind !== 'dead') throw new Error(`expected a dead letter, got ${settlement.kind}`);
+    new DestinationSeries(metrics).settle('crm', settlement, 'dead', 0, true);
+    expect(await exposed(registry, 'tributary_dead_letters_total')).toContain('tributary_dead_letters_total{reason="destination_deleted"} 0');
+  });
 });

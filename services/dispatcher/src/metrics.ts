@@ -185,11 +185,15 @@ export class DestinationSeries {
     this.latency = metrics.deliveryLatency.child();
   }
 
-  /** A delivery settled: its result, and the latency, retry or dead-letter series it feeds. */
-  settle(destinationId: string, settlement: Settlement, result: Result, receivedAt: number): void {
+  /**
+   * A delivery settled: its result, and the latency, retry or dead-letter series it feeds.
+   * `quarantined`: its outcome could not be written (too large, unencodable) and was set aside
+   * instead — counted as quarantined by the caller, not as a dead letter nobody can find.
+   */
+  settle(destinationId: string, settlement: Settlement, result: Result, receivedAt: number, quarantined = false): void {
     if (result === 'delivered') this.latency.observe(Math.max(0, Date.now() - receivedAt) / 1000);
     else if (result === 'retry' && settlement.kind === 'retry') counterChild(this.retriesBy, settlement.record.tier, this.metrics.retriesScheduled, settlement.record.tier).inc();
-    else if (result === 'dead' && settlement.kind === 'dead') counterChild(this.deadBy, settlement.letter.reason, this.metrics.deadLetters, settlement.letter.reason).inc();
+    else if (result === 'dead' && settlement.kind === 'dead' && !quarantined) counterChild(this.deadBy, settlement.letter.reason, this.metrics.deadLetters, settlement.letter.reason).inc();
     counterChild(this.settledBy, result, this.metrics.settled, result).inc();
     let own = this.byDestination.get(destinationId);
     if (!own) this.byDestination.set(destinationId, (own = new Map()));
