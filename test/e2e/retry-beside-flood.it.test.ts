@@ -43,9 +43,11 @@ describe('a flaky destination’s retries beside a flood to a failing one', () =
     await eventually(() => messageIds.every((id) => flaky.attemptsFor(id).length >= 2), 'every flaky message retried', 120_000);
     const delays = messageIds.map((id) => flaky.attemptsFor(id)[1]!.at - flaky.attemptsFor(id)[0]!.at).sort((a, b) => a - b);
     console.log(`flaky destination's retry delay beside the flood (tier 2 s): p50 ${delays[Math.floor(delays.length / 2)]} ms, max ${delays.at(-1)} ms; requests to the dead one: ${dead.attempts.length}`);
-    // On time within the tier's own delay again (a run before this test: 2.01-2.19 s).
+    // On time: the tier's own delay and little more (runs: 2.01-2.24 s), not behind the flood's
+    // thousands of records on the same tier. The bound leaves a slow machine room and stays
+    // under the ladder's next step (10 s).
     expect(delays[0]).toBeGreaterThanOrEqual(2_000);
-    expect(delays.at(-1)).toBeLessThan(4_000);
+    expect(delays.at(-1)).toBeLessThan(8_000);
     // The flood costs the dead receiver a circuit's worth of requests, not one per delivery.
     expect(dead.attempts.length).toBeLessThan(1_000);
   });

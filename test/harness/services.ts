@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { threadId } from 'node:worker_threads';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SERVICE_NODE_ARGS } from '@tributary/deploy/service-env';
@@ -15,17 +16,36 @@ export type ServiceName = 'ingest' | 'router' | 'dispatcher' | 'retry-scheduler'
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const LOG_DIR = join(REPO_ROOT, '.tributary', 'test-logs');
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports for services, picked below Linux's ephemeral range (32768–60999), which `listen(0)` (the
+ * test receivers) and outgoing connections draw from: a port found free here is not handed to one
+ * of those in the seconds before the service binds it. Each process (and worker thread) starts at
+ * its own place in the range and goes round it, so it hands out no port twice; a port another
+ * process took meanwhile shows as EADDRINUSE, and startService tries again on another.
+ */
+const PORT_RANGE = { first: 20_000, size: 10_000 };
+let nextPort = PORT_RANGE.first + ((process.pid * 7_919 + threadId * 104_729) % PORT_RANGE.size);
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
+
+export async function freePort(): Promise<number> {
+  for (let tried = 0; tried < PORT_RANGE.size; tried++) {
+    const port = nextPort;
+    nextPort = PORT_RANGE.first + ((port - PORT_RANGE.first + 1) % PORT_RANGE.size);
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port in ${PORT_RANGE.first}-${PORT_RANGE.first + PORT_RANGE.size - 1}`);
+}
+
+/** Starts of a service whose port was taken before it bound it. */
+const PORT_TRIES = 3;
 
 export interface RunningService {
   name: ServiceName;
@@ -53,7 +73,15 @@ export interface StartServiceOptions {
 }
 
 export async function startService(name: ServiceName, options: StartServiceOptions): Promise<RunningService> {
-  const port = options.port ?? (await freePort());
+  for (let attempt = 1; ; attempt++) {
+    const started = await startOnce(name, options, options.port ?? (await freePort()));
+    if (started.kind === 'running') return started.service;
+    // A port given by the caller is one another service already knows: not changed here.
+    if (options.port !== undefined || attempt >= PORT_TRIES) throw new Error(`${name} could not bind port ${started.port}: address already in use; see ${started.logFile}`);
+  }
+}
+
+async function startOnce(name: ServiceName, options: StartServiceOptions, port: number): Promise<{ kind: 'running'; service: RunningService } | { kind: 'port taken'; port: number; logFile: string }> {
   mkdirSync(LOG_DIR, { recursive: true });
   const namespace = options.env.TOPIC_NAMESPACE ?? 'tributary';
   const logFile = join(LOG_DIR, `${namespace}-${name}-${port}.log`);
@@ -72,8 +100,16 @@ export async function startService(name: ServiceName, options: StartServiceOptio
   });
   child.stdout.pipe(log, { end: false });
   child.stderr.pipe(log, { end: false });
+  let portTaken = false;
+  const watchForPortTaken = (chunk: Buffer) => {
+    if (chunk.includes('EADDRINUSE')) portTaken = true;
+  };
+  child.stdout.on('data', watchForPortTaken);
+  child.stderr.on('data', watchForPortTaken);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))));
   exited.then(() => log.end());
+  /** Once its output has been read to the end, too. */
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
 
   const url = `http://127.0.0.1:${port}`;
   const stopWith = async (signal: NodeJS.Signals, timeoutMs: number) => {
@@ -97,10 +133,15 @@ export async function startService(name: ServiceName, options: StartServiceOptio
   if (options.waitReady ?? true) {
     const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
     for (;;) {
-      if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode} before it was ready; see ${logFile}`);
+      if (child.exitCode !== null) {
+        await closed;
+        if (portTaken) return { kind: 'port taken', port, logFile };
+        throw new Error(`${name} exited with ${child.exitCode} before it was ready; see ${logFile}`);
+      }
       try {
         const response = await fetch(`${url}/readyz`);
-        if (response.status === 200) break;
+        // Only while the child runs: a 200 from whatever holds a port the child could not bind is not its readiness.
+        if (response.status === 200 && child.exitCode === null && !portTaken) break;
       } catch {
         // not listening yet
       }
@@ -111,5 +152,5 @@ export async function startService(name: ServiceName, options: StartServiceOptio
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
-  return service;
+  return { kind: 'running', service };
 }

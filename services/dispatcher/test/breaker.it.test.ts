@@ -11,13 +11,20 @@ import { wasDeferred } from '@tributary/shared';
 import { eventually, TestPipeline, webhooksDestination } from './pipeline.js';
 import { startReceiver, type Behaviour, type Receiver } from './receivers.js';
 
-const ladder = { delaysMs: [500, 3_000, 60_000], windowMs: 3_600_000 };
+const ladder = { delaysMs: [500, 8_000, 60_000], windowMs: 3_600_000 };
+/**
+ * The cool-down and the receiver's Retry-After pause: each must outlast what the test does
+ * between the circuit opening (or pausing) and the deliveries it expects deferred — a metric
+ * poll or two, a produce, a fetch, a commit and the collector — on a slow machine too.
+ */
+const CIRCUIT_OPEN_MS = 5_000;
+const RETRY_AFTER_S = 6;
 
 let pipeline: TestPipeline;
 let dispatcher: RunningService;
 let receiver: Receiver;
 let flakyAnswer: number = 503;
-let throttled: { status: number; headers: Record<string, string> } = { status: 429, headers: { 'retry-after': '2' } };
+let throttled: { status: number; headers: Record<string, string> } = { status: 429, headers: { 'retry-after': String(RETRY_AFTER_S) } };
 
 const behaviour: Behaviour = ({ path }) => {
   if (path.startsWith('/flaky')) return flakyAnswer;
@@ -30,7 +37,7 @@ beforeAll(async () => {
   pipeline = new TestPipeline(uniqueNamespace('breaker'), ladder);
   await pipeline.start();
   dispatcher = await startService('dispatcher', {
-    env: pipeline.env({ CIRCUIT_FAILURES: '3', CIRCUIT_OPEN: '1500ms', CIRCUIT_PROBES: '1', WEBHOOK_TIMEOUT: '2s' }),
+    env: pipeline.env({ CIRCUIT_FAILURES: '3', CIRCUIT_OPEN: `${CIRCUIT_OPEN_MS}ms`, CIRCUIT_PROBES: '1', WEBHOOK_TIMEOUT: '2s' }),
   });
 });
 
@@ -55,6 +62,7 @@ describe('a destination’s circuit', () => {
       await eventually(() => requestsTo('/flaky').length === n + 1, `failure ${n + 1} attempted`);
     }
     await eventually(async () => (await circuitState()) === 2, 'the circuit open');
+    const openBy = Date.now();
 
     // open: deliveries are deferred without a request.
     const whileOpen = await send('flaky', 'while-open', 5);
@@ -68,7 +76,7 @@ describe('a destination’s circuit', () => {
 
     // open → half-open → closed: after the cool-down the next delivery is a probe; it succeeds.
     flakyAnswer = 200;
-    await new Promise((resolve) => setTimeout(resolve, 1_600));
+    await new Promise((resolve) => setTimeout(resolve, openBy + CIRCUIT_OPEN_MS + 100 - Date.now()));
     const [probe] = await send('flaky', 'probe');
     await eventually(() => requestsTo('/flaky').some((request) => request.body.equals(probe!.body)), 'the probe sent');
     await eventually(async () => (await circuitState()) === 0, 'the circuit closed');
@@ -95,11 +103,13 @@ describe('a destination’s circuit', () => {
       const records = pipeline.retriesFor(first!.deliveryId);
       return records.length > 0 && records;
     }, 'the retry record');
-    // Retry-After: 2 (seconds) → the smallest tier of at least 2 s: 3s, not the ladder's first step (500ms).
-    expect(record).toMatchObject({ tier: '3s', delivery: { attempts: 1, lastStatus: 429 } });
+    // The pause began when the dispatcher had the answer, before its outcome was committed.
+    const pausedBy = Date.now();
+    // Retry-After: 6 (seconds) → the smallest tier of at least 6 s: 8s, not the ladder's first step (500ms).
+    expect(record).toMatchObject({ tier: '8s', delivery: { attempts: 1, lastStatus: 429 } });
     const attempt = await eventually(() => pipeline.attemptsFor(first!.deliveryId)[0], 'the attempt record');
-    expect(attempt).toMatchObject({ kind: 'attempt', outcome: 'retry', status: 429, tier: '3s' });
-    expect(attempt.targets[0]).toMatchObject({ urlIndex: 0, status: 429, retryAfterMs: 2_000, outcome: 'http_error', errorClass: 'http_status' });
+    expect(attempt).toMatchObject({ kind: 'attempt', outcome: 'retry', status: 429, tier: '8s' });
+    expect(attempt.targets[0]).toMatchObject({ urlIndex: 0, status: 429, retryAfterMs: RETRY_AFTER_S * 1000, outcome: 'http_error', errorClass: 'http_status' });
     expect(attempt.targets[0]!.responseBody?.toString()).toBe('{"received":true}');
 
     // Within the pause, nothing more is sent to it.
@@ -109,7 +119,7 @@ describe('a destination’s circuit', () => {
 
     // After it, a probe goes out (and the destination, answering 200 now, is closed again).
     throttled = { status: 200, headers: {} };
-    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    await new Promise((resolve) => setTimeout(resolve, pausedBy + RETRY_AFTER_S * 1000 + 100 - Date.now()));
     const [later] = await send('throttled', 'later');
     await eventually(() => requestsTo('/throttled').some((request) => request.body.equals(later!.body)), 'the delivery after the pause sent');
   });

@@ -14,7 +14,10 @@ import { eventually, TestPipeline, webhooksDestination } from './pipeline.js';
 import { startDnsServer, type DnsServer } from './dns-server.js';
 import { startReceiver, type Behaviour, type Receiver } from './receivers.js';
 
-const ladder = { delaysMs: [1000, 60_000], windowMs: 3_600_000 };
+// The second step is longer than the first describe block's cool-down (CIRCUIT_OPEN), so a
+// delivery deferred while a circuit is open stays on the 1s tier (the longest tier back before
+// the circuit lets probes through) until it has waited a step.
+const ladder = { delaysMs: [1000, 600_000], windowMs: 3_600_000 };
 
 let pipeline: TestPipeline;
 let dispatcher: RunningService;
@@ -34,7 +37,9 @@ beforeAll(async () => {
       WEBHOOK_TIMEOUT: '1s',
       DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: '2',
       CIRCUIT_FAILURES: '3',
-      CIRCUIT_OPEN: '30s',
+      // Open for the whole of both tests however slow the machine: the second one needs the
+      // circuit still open (not letting its delivery through as a probe).
+      CIRCUIT_OPEN: '5m',
     }),
   });
 });
@@ -66,9 +71,11 @@ function ownDispatcher(prefix: string, settings: Record<string, string>, behavio
     own.dispatcher = await startService('dispatcher', { env: own.pipeline.env(settings) });
   });
   afterAll(async () => {
+    // The receiver first: closing it ends the requests left hanging, so the dispatcher's drain
+    // does not wait out their answer window.
+    await own.receiver?.close();
     await own.dispatcher?.stop();
     await own.pipeline?.stop();
-    await own.receiver?.close();
   });
   return own;
 }
@@ -131,7 +138,8 @@ describe('failing destinations beside a healthy one', () => {
   });
 
   it('defers a delivery that comes back on the retry lane while its circuit is still open, further up the ladder', async () => {
-    // A deferred delivery returns from the 1 s tier, as the retry-scheduler releases it.
+    // A deferred delivery returns from the 1 s tier, as the retry-scheduler releases it: one step
+    // waited, the next is the ladder's second (10 minutes).
     const [returning] = await pipeline.deliverMany(
       [{ destinationId: 'fails-fast', body: { type: 'track', event: 'returning' }, overrides: { firstAttemptAt: Date.now() - 1500, lastError: 'deferred: circuit open; last error: HTTP 503' } }],
       'retry',
@@ -140,7 +148,7 @@ describe('failing destinations beside a healthy one', () => {
       const records = pipeline.retriesFor(returning!.deliveryId);
       return records.length > 0 && records;
     }, 'the returning delivery deferred again');
-    expect(record!.tier).toBe('1m');
+    expect(record!.tier).toBe('10m');
     expect(record!.delivery).toMatchObject({ attempts: 0, lastError: 'deferred: circuit open; last error: HTTP 503' });
   });
 });
@@ -181,8 +189,8 @@ describe('a slow destination with a deep backlog beside a small one', () => {
 });
 
 describe('a hanging destination that fills the lane before its circuit can open', () => {
-  // No answer comes for 10 s, so no failure opens the circuit before then.
-  const hang = ownDispatcher('stall', { WEBHOOK_TIMEOUT: '10s', DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: '4', DELIVERY_MAX_BUFFERED: '20', DELIVERY_MAX_QUEUE_WAIT: '500ms' });
+  // No answer comes for 30 s, so no failure opens the circuit before then.
+  const hang = ownDispatcher('stall', { WEBHOOK_TIMEOUT: '30s', DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: '4', DELIVERY_MAX_BUFFERED: '20', DELIVERY_MAX_QUEUE_WAIT: '500ms' });
 
   it('defers the backlog it holds in the full lane, so a small destination behind it is delivered within seconds', async () => {
     await hang.pipeline.putDestination(webhooksDestination('hangs', [{ url: hang.receiver.url('/hang') }]));
@@ -190,10 +198,10 @@ describe('a hanging destination that fills the lane before its circuit can open'
     await hang.pipeline.deliverMany(Array.from({ length: 60 }, (_, n) => ({ destinationId: 'hangs', body: { event: `hang ${n}` } })));
     const sentAt = Date.now();
     const small = await hang.pipeline.deliverMany(Array.from({ length: 3 }, (_, n) => ({ destinationId: 'small', body: { event: `small ${n}` } })));
-    const arrivedAt = await arrivals(hang.receiver, small, 'every small delivery', 15_000);
+    const arrivedAt = await arrivals(hang.receiver, small, 'every small delivery', 25_000);
     // Before, nothing new was read from a full lane and so nothing was judged: the small
-    // deliveries waited for the hanging requests' 10 s timeout.
-    expect(Math.max(...arrivedAt) - sentAt).toBeLessThan(5_000);
+    // deliveries waited for the hanging requests' 30 s timeout. Now within about a second.
+    expect(Math.max(...arrivedAt) - sentAt).toBeLessThan(15_000);
     expect(await metricValue(hang.dispatcher.url, 'tributary_dispatcher_deferred_total', { reason: 'backlog_full' })).toBeGreaterThan(0);
     expect(hang.receiver.requests.filter((request) => request.path === '/hang').length).toBeLessThanOrEqual(4);
     // The congestion (attempts stalled) is published long before the timeouts could open the circuit, so the router
@@ -203,7 +211,7 @@ describe('a hanging destination that fills the lane before its circuit can open'
       'a health record saying the hanging destination is congested',
       10_000,
     );
-    // Still closed: published before the first 10 s timeout.
+    // Still closed: published before the first 30 s timeout.
     expect(stalled).toMatchObject({ state: 'closed', inFlight: 4 });
   });
 });
@@ -262,8 +270,8 @@ describe('destinations whose name server never answers beside one whose does', (
 
 describe('hanging destinations that together take every request slot', () => {
   // Three hanging destinations of four slots each, eight slots in all: between them they take
-  // every one as soon as their deliveries are read, and no answer frees one for 10 s.
-  const crowd = ownDispatcher('crowd', { WEBHOOK_TIMEOUT: '10s', DELIVERY_MAX_IN_FLIGHT: '8', DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: '4', DELIVERY_MAX_QUEUE_WAIT: '500ms' });
+  // every one as soon as their deliveries are read, and no answer frees one for 30 s.
+  const crowd = ownDispatcher('crowd', { WEBHOOK_TIMEOUT: '30s', DELIVERY_MAX_IN_FLIGHT: '8', DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: '4', DELIVERY_MAX_QUEUE_WAIT: '500ms' });
 
   it('lets a healthy destination past attempts that have stalled, so it is delivered within seconds, not after the timeout', async () => {
     const hanging = ['hangs-a', 'hangs-b', 'hangs-c'];
@@ -273,16 +281,16 @@ describe('hanging destinations that together take every request slot', () => {
     await eventually(() => crowd.receiver.requests.filter((request) => request.path.startsWith('/hang/')).length >= 8, 'every slot taken by a hanging request');
     const sentAt = Date.now();
     const healthy = await crowd.pipeline.deliverMany(Array.from({ length: 3 }, (_, n) => ({ destinationId: 'healthy', body: { event: `healthy ${n}` } })));
-    const arrivedAt = await arrivals(crowd.receiver, healthy, 'every healthy delivery', 15_000);
-    // Before, the healthy deliveries waited for a slot until the first hanging requests timed out (10 s).
-    expect(Math.max(...arrivedAt) - sentAt).toBeLessThan(3_000);
+    const arrivedAt = await arrivals(crowd.receiver, healthy, 'every healthy delivery', 25_000);
+    // Before, the healthy deliveries waited for a slot until the first hanging requests timed out (30 s).
+    expect(Math.max(...arrivedAt) - sentAt).toBeLessThan(10_000);
     // The stalled destinations took no slot beyond the ones they held.
     expect(crowd.receiver.requests.filter((request) => request.path.startsWith('/hang/')).length).toBeLessThanOrEqual(12);
   });
 });
 
 describe('hanging destinations that together fill the lane, none of them holding half of it', () => {
-  const fill = ownDispatcher('fill', { WEBHOOK_TIMEOUT: '10s', DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: '2', DELIVERY_MAX_BUFFERED: '20', DELIVERY_MAX_QUEUE_WAIT: '500ms' });
+  const fill = ownDispatcher('fill', { WEBHOOK_TIMEOUT: '30s', DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: '2', DELIVERY_MAX_BUFFERED: '20', DELIVERY_MAX_QUEUE_WAIT: '500ms' });
 
   it('defers the stalled ones’ backlogs, so a small destination behind them is delivered within seconds', async () => {
     const hanging = ['hangs-a', 'hangs-b', 'hangs-c', 'hangs-d', 'hangs-e', 'hangs-f', 'hangs-g', 'hangs-h'];
@@ -293,9 +301,9 @@ describe('hanging destinations that together fill the lane, none of them holding
     const small = await fill.pipeline.deliverMany(Array.from({ length: 3 }, (_, n) => ({ destinationId: 'small', body: { event: `small ${n}` } })));
     const arrivedAt = await arrivals(fill.receiver, small, 'every small delivery', 30_000);
     // Each holds an eighth of the lane, under the share that marks a single hog; before, the
-    // small deliveries were still waiting 30 s later (two requests of 10 s at a time per
-    // destination before the circuits could open). Now about 2.5 s.
-    expect(Math.max(...arrivedAt) - sentAt).toBeLessThan(5_000);
+    // small deliveries waited for the circuits to open: 90 s here (two requests of 30 s at a
+    // time per destination), 30 s with a 10 s answer window. Now about 2.5 s.
+    expect(Math.max(...arrivedAt) - sentAt).toBeLessThan(15_000);
     expect(await metricValue(fill.dispatcher.url, 'tributary_dispatcher_deferred_total', { reason: 'backlog_full' })).toBeGreaterThan(0);
   });
 });

@@ -148,30 +148,54 @@ describe('configuration changes reach the running router', () => {
   // Same key → same ingest partition → routed in order, so once a later message's
   // delivery is visible, an earlier message's would be too.
   const onKey = (messageId: string, sourceId: string): IngestMessage => trackMessage(messageId, { sourceId, anonymousId: 'cfg-anon' });
+  /** The destination every message of the source goes to, whatever the change: `probe` for `app`, `crm` for `web`. */
+  const always = { app: 'probe', web: 'crm' } as const;
 
-  it('a destination added, changed and disabled takes effect within one second, without a restart', async () => {
+  /**
+   * Evidence, rather than a pause, that the router routes with a config change: marker messages
+   * from `sourceId` (on the test's key, so routed in order with what follows) until one is routed
+   * as `applied` says the change makes it. Once the marker's transaction is read (its delivery
+   * to `always`, then everything committed), its other deliveries are known.
+   */
+  const untilApplied = async (sourceId: keyof typeof always, label: string, applied: (marker: string) => boolean): Promise<void> => {
+    const deadline = Date.now() + 20_000;
+    for (let n = 0; ; n++) {
+      const marker = `${label}-marker-${n}`;
+      await produceIngest(stack, [onKey(marker, sourceId)]);
+      await watcher.waitForKeys([`${always[sourceId]}/${sourceId}/${marker}`]);
+      await watcher.settle();
+      if (applied(marker)) return;
+      if (Date.now() > deadline) throw new Error(`the router did not route by the change (${label}) within 20 s`);
+      await sleep(100);
+    }
+  };
+
+  // The product's one-second bound for a change made through the admin API is test/e2e/config-propagation's.
+  it('a destination added, changed and disabled takes effect in the running router, without a restart', async () => {
     const pid = router.process.pid;
 
     await writeConfig(stack, destination('hooks', ['app']));
-    await sleep(1000);
+    await untilApplied('app', 'cfg-added', (marker) => watcher.has(`hooks/app/${marker}`));
     await produceIngest(stack, [onKey('cfg-added', 'app')]);
     await watcher.waitForKeys(['probe/app/cfg-added', 'hooks/app/cfg-added']);
 
     await writeConfig(stack, destination('hooks', ['web']));
-    await sleep(1000);
+    await untilApplied('web', 'cfg-changed', (marker) => watcher.has(`hooks/web/${marker}`));
     await produceIngest(stack, [onKey('cfg-changed-app', 'app'), onKey('cfg-changed-web', 'web')]);
     await watcher.waitForKeys(['probe/app/cfg-changed-app', 'hooks/web/cfg-changed-web']);
     await watcher.settle();
     expect(watcher.has('hooks/app/cfg-changed-app')).toBe(false);
 
-    await writeConfig(stack, destination('hooks', ['web', 'app'], { enabled: false }));
-    await sleep(1000);
     const disabledBefore = await metricValue(router.url, 'tributary_router_filtered_total', { reason: 'destination_disabled' });
+    await writeConfig(stack, destination('hooks', ['web', 'app'], { enabled: false }));
+    // Markers from `web`, which the change takes from `hooks`: the one that shows it is filtered as well.
+    await untilApplied('web', 'cfg-disabled', (marker) => !watcher.has(`hooks/web/${marker}`));
     await produceIngest(stack, [onKey('cfg-disabled', 'app')]);
     await watcher.waitForKeys(['probe/app/cfg-disabled']);
     await watcher.settle();
     expect(watcher.has('hooks/app/cfg-disabled')).toBe(false);
-    expect(await metricValue(router.url, 'tributary_router_filtered_total', { reason: 'destination_disabled' })).toBe(disabledBefore + 1);
+    // The marker that showed the change, and this message.
+    expect(await metricValue(router.url, 'tributary_router_filtered_total', { reason: 'destination_disabled' })).toBe(disabledBefore + 2);
 
     expect(router.process.pid).toBe(pid);
     expect(router.process.exitCode).toBeNull();

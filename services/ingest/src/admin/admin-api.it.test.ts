@@ -288,11 +288,13 @@ describe('another service', () => {
         [destinationBody({ enabled: false }, { sharedSecret: null, webhooks: [{ url: 'https://changed.example.com/x' }] }), (d) => d?.enabled === false],
       ];
       for (const [body, check] of steps) {
-        const sentAt = Date.now();
         const seen = visible(() => check(view.destination('live')));
         expect((await call('PUT', '/destinations/live', body)).status).toBeLessThan(300);
+        // From the answer, as the promise is worded: the call's own time (a write the broker
+        // acknowledged) is not the propagation's. Seen before the answer counts as at once.
+        const answeredAt = Date.now();
         const seenAt = await Promise.race([seen, new Promise<number>((resolve) => setTimeout(() => resolve(Infinity), 1000))]);
-        expect(seenAt - sentAt).toBeLessThan(1000);
+        expect(seenAt - answeredAt).toBeLessThan(1000);
       }
     } finally {
       await view.stop();
