@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Producer, Transaction } from 'kafkajs';
 import { topicNames, type DeadLetter, type DeadLetterReplay, type Delivery } from '@tributary/schemas';
-import { readTopicToEnd, stackEndpoints, stackEnv, testDelivery, testKafka, testLogger, uniqueNamespace } from '@tributary/test/harness';
+import { keysRead, readTopicToEnd, stackEndpoints, stackEnv, testDelivery, testKafka, testLogger, uniqueNamespace } from '@tributary/test/harness';
 import { AvroCodec } from './avro.js';
 import { DeadLetterStore, ReplayInterrupted } from './dead-letters.js';
 import { createProducer } from './kafka.js';
@@ -61,8 +61,13 @@ async function write(letters: DeadLetter[], timestamp?: number): Promise<void> {
 /** A store replaying in slices of `records` dead letters. */
 const slicedStore = (records: number) => new DeadLetterStore({ kafka, codec, topics, logger: testLogger(), replaySlice: { records, bytes: 4 * 1024 * 1024 } });
 
-async function replayedDeliveries(): Promise<Delivery[]> {
-  const records = await readTopicToEnd(kafka, topics.dueRetries);
+/**
+ * The deliveries replays wrote. With `keys`, the read goes on until those are there: a replay
+ * returns once its last slice is committed, and the broker writes the commit markers after
+ * that, so a read made at once may end before them.
+ */
+async function replayedDeliveries(keys?: string[]): Promise<Delivery[]> {
+  const records = await readTopicToEnd(kafka, topics.dueRetries, keys ? { until: keysRead(keys) } : {});
   return Promise.all(records.map(({ message }) => codec.decode<Delivery>('delivery', message.value!)));
 }
 
@@ -110,7 +115,8 @@ describe('DeadLetterStore', () => {
   });
 
   it('sends each dead letter once when two replays run at the same time', async () => {
-    await write(Array.from({ length: 200 }, (_, index) => deadLetter('gamma', `g-${index}`, 'expired', Date.now())));
+    const letters = Array.from({ length: 200 }, (_, index) => deadLetter('gamma', `g-${index}`, 'expired', Date.now()));
+    await write(letters);
     // Slices of 20: a replay may be stopped after some of its slices went out.
     const outcomes = await Promise.allSettled([slicedStore(20).replay({ destinationId: 'gamma' }), slicedStore(20).replay({ destinationId: 'gamma' })]);
     for (const outcome of outcomes) {
@@ -121,7 +127,7 @@ describe('DeadLetterStore', () => {
     // Whatever the interleaving, after one more run everything has gone out exactly once.
     const after = await store.replay({ destinationId: 'gamma' });
     expect(replayed + after.replayed).toBe(200);
-    const gamma = (await replayedDeliveries()).filter((delivery) => delivery.destinationId === 'gamma');
+    const gamma = (await replayedDeliveries(letters.map(({ delivery }) => delivery.deliveryId))).filter((delivery) => delivery.destinationId === 'gamma');
     expect(gamma.length).toBe(200);
     expect(new Set(gamma.map((delivery) => delivery.messageId)).size).toBe(200);
     console.info(
@@ -131,7 +137,8 @@ describe('DeadLetterStore', () => {
 
   it('stopped part-way by another replay, says how many went out, and a re-run sends exactly the rest', async () => {
     const total = 2_000;
-    await write(Array.from({ length: total }, (_, index) => deadLetter('delta', `d-${index}`, 'expired', Date.now())));
+    const letters = Array.from({ length: total }, (_, index) => deadLetter('delta', `d-${index}`, 'expired', Date.now()));
+    await write(letters);
     // Registering the replay id, as another replay does, once this one has read enough to have
     // committed slices (everything on the topic before delta's dead letters is under 300).
     const other = createProducer(kafka, { transactionalId: `${topics.namespace}-dlq-replay` });
@@ -160,11 +167,13 @@ describe('DeadLetterStore', () => {
     expect(replayed).toBeGreaterThanOrEqual(400);
     expect(replayed).toBeLessThan(total);
     expect(message).toBe(`another replay started and stopped this one after replaying ${replayed} dead letters; running it again skips every dead letter already replayed`);
-    const delta = () => replayedDeliveries().then((deliveries) => deliveries.filter((delivery) => delivery.destinationId === 'delta'));
+    const delta = (keys?: string[]) => replayedDeliveries(keys).then((deliveries) => deliveries.filter((delivery) => delivery.destinationId === 'delta'));
+    // No wait needed: the other producer registered the replay id, and so had the broker finish
+    // the interrupted replay's last committed slice, markers and all.
     expect((await delta()).length).toBe(replayed);
 
     expect(await slicedStore(100).replay({ destinationId: 'delta' })).toEqual({ matched: total, replayed: total - replayed, skipped: replayed, dryRun: false });
-    const all = await delta();
+    const all = await delta(letters.map(({ delivery }) => delivery.deliveryId));
     expect([all.length, new Set(all.map((delivery) => delivery.messageId)).size]).toEqual([total, total]);
     console.info(`[dead-letters] interrupted after ${replayed} of ${total}; the re-run sent the other ${total - replayed}`);
   });
@@ -179,7 +188,9 @@ describe('DeadLetterStore', () => {
     expect((await store.list({ destinationId: 'epsilon' }, 1)).deadLetters[0]!.replayedAt).toBeUndefined();
     expect(await store.replay({ destinationId: 'epsilon' }, { dryRun: true })).toEqual({ matched: 1, replayed: 1, skipped: 0, dryRun: true });
     expect(await store.replay({ destinationId: 'epsilon' })).toEqual({ matched: 1, replayed: 1, skipped: 0, dryRun: false });
+    // Once the delivery is read, its transaction's markers are written, the replay marker's too
+    // (one broker writes a transaction's markers for all its partitions together).
+    expect((await replayedDeliveries([listed!.letter.delivery.deliveryId])).filter((delivery) => delivery.destinationId === 'epsilon').map((delivery) => delivery.messageId)).toEqual(['e-new']);
     expect((await store.list({ destinationId: 'epsilon' }, 1)).deadLetters[0]!.replayedAt).toBeGreaterThanOrEqual(now);
-    expect((await replayedDeliveries()).filter((delivery) => delivery.destinationId === 'epsilon').map((delivery) => delivery.messageId)).toEqual(['e-new']);
   });
 });

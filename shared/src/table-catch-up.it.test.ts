@@ -49,7 +49,11 @@ describe('CompactedTopicReader on a transactional topic: catchUpToEnd and materi
     await inTransaction(['aborted-1', 'aborted-2'], 'abort');
     await inTransaction(['d'], 'commit');
     // 'a' again, with another value: a reader that kept a map would pass the first as `previous`.
+    // Each transaction of the producer waits for the one before to be finished, markers and all;
+    // the last must be visible before the reader starts, which reads to the committed end.
+    const beforeAgain = await committedEnd();
     await inTransaction([['a', 'a again']], 'commit');
+    await visible(beforeAgain, 1);
 
     const seen: string[] = [];
     // What each call was given, checked after the read: the reader catches and logs a listener's errors.

@@ -8,7 +8,7 @@
 import type { Kafka, Producer } from 'kafkajs';
 import { destinationHealthKey, topicNames, type DeadLetter, type DeliveryAttempt, type DestinationHealth, type QuarantinedRecord, type Delivery, type RetryRecord, type TopicNames } from '@tributary/schemas';
 import { createProducer, ladderTiers, prepareTopics, topicDefinitions, withAdmin, type AvroCodec, type RetryLadder } from '@tributary/shared';
-import { ladderEnv, readTopicToEnd, stackEnv, testCodec, testDelivery, testKafka, testLogger } from '@tributary/test/harness';
+import { ladderEnv, readTopicToEnd, stackEnv, testCodec, testDelivery, testKafka, testLogger, type ConsumedRecord } from '@tributary/test/harness';
 
 export interface Written<T> {
   key: string;
@@ -16,6 +16,20 @@ export interface Written<T> {
   /** Kafka's CreateTime of the record (ms). */
   timestamp: number;
   partition: number;
+}
+
+/**
+ * What a read waits for (see `readAll`): a condition on the records read so far, such as
+ * `holding(keys)`.
+ */
+export type Until<T> = (written: Array<Written<T>>) => boolean;
+
+/** An `Until`: a record of each of `keys` has been read. */
+export function holding(keys: string[]): Until<unknown> {
+  return (written) => {
+    const read = new Set(written.map(({ key }) => key));
+    return keys.every((key) => read.has(key));
+  };
 }
 
 export class TierStack {
@@ -86,13 +100,13 @@ export class TierStack {
   }
 
   /** Every committed delivery-log record. */
-  async attempts(): Promise<Array<Written<DeliveryAttempt>>> {
-    return this.readAll(this.topics.attempts, (value) => this.codec.decode<DeliveryAttempt>('attempt', value));
+  async attempts(until?: Until<DeliveryAttempt>): Promise<Array<Written<DeliveryAttempt>>> {
+    return this.readAll(this.topics.attempts, (value) => this.codec.decode<DeliveryAttempt>('attempt', value), until);
   }
 
   /** Every committed record of a tier topic. */
-  async retries(tier: string): Promise<Array<Written<RetryRecord>>> {
-    return this.readAll(this.topics.retry(tier), (value) => this.codec.decode<RetryRecord>('retry', value));
+  async retries(tier: string, until?: Until<RetryRecord>): Promise<Array<Written<RetryRecord>>> {
+    return this.readAll(this.topics.retry(tier), (value) => this.codec.decode<RetryRecord>('retry', value), until);
   }
 
   /** Writes bytes that are not Confluent-framed Avro to a tier topic. */
@@ -101,16 +115,16 @@ export class TierStack {
   }
 
   /** Every committed delivery record (duplicates included). */
-  async deliveries(): Promise<Array<Written<Delivery>>> {
-    return this.readAll(this.topics.dueRetries, (value) => this.codec.decode<Delivery>('delivery', value));
+  async deliveries(until?: Until<Delivery>): Promise<Array<Written<Delivery>>> {
+    return this.readAll(this.topics.dueRetries, (value) => this.codec.decode<Delivery>('delivery', value), until);
   }
 
-  async quarantined(): Promise<Array<Written<QuarantinedRecord>>> {
-    return this.readAll(this.topics.quarantine, (value) => this.codec.decode<QuarantinedRecord>('quarantine', value));
+  async quarantined(until?: Until<QuarantinedRecord>): Promise<Array<Written<QuarantinedRecord>>> {
+    return this.readAll(this.topics.quarantine, (value) => this.codec.decode<QuarantinedRecord>('quarantine', value), until);
   }
 
-  async deadLetters(): Promise<Array<Written<DeadLetter>>> {
-    return this.readAll(this.topics.deadLetters, (value) => this.codec.decode<DeadLetter>('dlq', value));
+  async deadLetters(until?: Until<DeadLetter>): Promise<Array<Written<DeadLetter>>> {
+    return this.readAll(this.topics.deadLetters, (value) => this.codec.decode<DeadLetter>('dlq', value), until);
   }
 
   /** Offsets (records and transaction markers) on the deliveries topic so far. */
@@ -119,13 +133,23 @@ export class TierStack {
     return offsets.reduce((sum, { high }) => sum + Number(high), 0);
   }
 
-  private async readAll<T>(topic: string, decode: (value: Buffer) => Promise<T>): Promise<Array<Written<T>>> {
-    const records = await readTopicToEnd(this.kafka, topic, { timeoutMs: 60_000 });
+  /**
+   * The topic read to its committed end. With `until`, the read goes on until it holds: the
+   * scheduler counts what a transaction did once its commit has answered, and the broker writes
+   * the commit markers after that, so a read made at once may end before them.
+   */
+  private async readAll<T>(topic: string, decode: (value: Buffer) => Promise<T>, until?: Until<T>): Promise<Array<Written<T>>> {
     const written: Array<Written<T>> = [];
-    for (const { partition, message } of records) {
-      if (!message.value) continue;
-      written.push({ key: message.key?.toString() ?? '', value: await decode(message.value), timestamp: Number(message.timestamp), partition });
-    }
+    let decoded = 0;
+    const collect = async (records: ConsumedRecord[]): Promise<boolean> => {
+      for (; decoded < records.length; decoded++) {
+        const { partition, message } = records[decoded]!;
+        if (!message.value) continue;
+        written.push({ key: message.key?.toString() ?? '', value: await decode(message.value), timestamp: Number(message.timestamp), partition });
+      }
+      return until?.(written) ?? true;
+    };
+    await collect(await readTopicToEnd(this.kafka, topic, { timeoutMs: 60_000, ...(until ? { until: collect } : {}) }));
     return written;
   }
 }

@@ -140,11 +140,13 @@ describe('ingest lanes', () => {
       await sendUntil(async () => (await parked(reason)) > 0, `the router to read the ${state} destination`);
     }
     const parkedCount = await parked();
-    // The counter moves once the routing transaction has committed, so the retry lane's watcher,
-    // caught up with the topic's end, has read every delivery counted. (It reads the topic as it
-    // grows; a read from the start would first go through the 30,000 of the overflow backlog.)
-    await retryLane.settle();
-    const parkedKeys = new Set(retryLane.keys().filter((key) => key.startsWith('down/')));
+    // The counter moves once the routing transaction has committed, but the broker writes the
+    // commit markers after that: the retry lane's watcher may read the last parked deliveries a
+    // moment later, so wait for as many as were counted. (It reads the topic as it grows; a read
+    // from the start would first go through the 30,000 of the overflow backlog.)
+    const parkedSeen = () => new Set(retryLane.keys().filter((key) => key.startsWith('down/')));
+    await retryLane.waitFor(() => parkedSeen().size >= parkedCount, 20_000, `the ${parkedCount} parked deliveries counted`);
+    const parkedKeys = parkedSeen();
     // Both states parked at least one (each waited for its own counter), and every one counted is
     // there: the `every` below says nothing about an empty list.
     expect(parkedCount).toBeGreaterThanOrEqual(2);

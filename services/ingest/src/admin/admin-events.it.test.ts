@@ -169,14 +169,26 @@ describe('audience syncs', () => {
     return { status: response.status, json: (await response.json()) as Record<string, unknown> };
   };
 
-  /** Identify messages on the ingest topic for one trait: `userId → traits JSON` in order. */
-  const identifiesFor = async (trait: string): Promise<Map<string, string[]>> => {
+  /**
+   * Identify messages on the ingest topic for one trait: `userId → traits JSON` in order. With
+   * `messages`, the read goes on until that many are there: a sync answers once its last
+   * transaction is committed, and the broker writes the commit markers after that, so a read
+   * made at once may end before them.
+   */
+  const identifiesFor = async (trait: string, messages = 0): Promise<Map<string, string[]>> => {
     const sent = new Map<string, string[]>();
-    for (const { message } of await readTopicToEnd(kafka, topics.ingestOverflow)) {
-      const decoded = await codec.decode<IngestMessage>('ingest', message.value!);
-      if (decoded.type !== 'identify' || !decoded.traits?.includes(`"${trait}"`)) continue;
-      sent.set(decoded.userId!, [...(sent.get(decoded.userId!) ?? []), decoded.traits]);
-    }
+    let decoded = 0;
+    let found = 0;
+    const collect = async (records: ConsumedRecord[]): Promise<boolean> => {
+      for (; decoded < records.length; decoded++) {
+        const message = await codec.decode<IngestMessage>('ingest', records[decoded]!.message.value!);
+        if (message.type !== 'identify' || !message.traits?.includes(`"${trait}"`)) continue;
+        sent.set(message.userId!, [...(sent.get(message.userId!) ?? []), message.traits]);
+        found++;
+      }
+      return found >= messages;
+    };
+    await collect(await readTopicToEnd(kafka, topics.ingestOverflow, { until: collect, timeoutMs: 30_000 }));
     return sent;
   };
 
@@ -186,7 +198,7 @@ describe('audience syncs', () => {
     expect(first).toEqual({ status: 200, json: { audience: name, trait: 'lifetime_value', firstSync: true, members: 3, added: 3, removed: 0, changed: 0, unchanged: 0, messages: 3 } });
     const second = await ndjson(name, 'sourceId=web', ['{"userId":"bob","value":"platinum"}', '{"userId":"cy"}', '{"userId":"dee","value":7}']);
     expect(second.json).toMatchObject({ firstSync: false, members: 3, added: 1, removed: 1, changed: 1, unchanged: 1, messages: 3 });
-    const sent = await identifiesFor('lifetime_value');
+    const sent = await identifiesFor('lifetime_value', 6);
     expect(Object.fromEntries(sent)).toEqual({
       ann: ['{"lifetime_value":120.5}', '{"lifetime_value":null}'],
       bob: ['{"lifetime_value":"gold"}', '{"lifetime_value":"platinum"}'],
@@ -217,14 +229,17 @@ describe('audience syncs', () => {
     }
     await ingest.kill();
     await sync;
+    // Read once the restarted ingest is ready: registering its transactional id (the same
+    // INSTANCE_ID) makes the broker finish what the killed one left — write the markers of a
+    // commit that had answered, abort a transaction still open — so what is read is settled.
+    ingest = await startService('ingest', { env: { ...stackEnv(topics.namespace), ADMIN_TOKEN: TOKEN } });
     const partial = await identifiesFor('interrupted');
     expect(partial.size).toBeGreaterThan(0);
     expect(partial.size).toBeLessThan(members);
 
-    ingest = await startService('ingest', { env: { ...stackEnv(topics.namespace), ADMIN_TOKEN: TOKEN } });
     const repeated = await ndjson(name, 'sourceId=web', lines);
     expect(repeated.json).toMatchObject({ firstSync: false, members, added: members - partial.size, unchanged: partial.size });
-    const sent = await identifiesFor('interrupted');
+    const sent = await identifiesFor('interrupted', members);
     expect(sent.size).toBe(members);
     expect([...sent.values()].filter((traits) => traits.length !== 1)).toEqual([]);
   });

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kafka, Producer } from 'kafkajs';
 import { topicNames, type DeadLetter, type Delivery, type TopicNames } from '@tributary/schemas';
 import { createProducer, REPLAY_SLICE_LIMITS, type AvroCodec } from '@tributary/shared';
-import { eventually, readTopicToEnd, stackEnv, startService, testCodec, testDelivery, testKafka, uniqueNamespace, type RunningService } from '@tributary/test/harness';
+import { eventually, keysRead, readTopicToEnd, stackEnv, startService, testCodec, testDelivery, testKafka, uniqueNamespace, type RunningService } from '@tributary/test/harness';
 
 const TOKEN = 'dlq-admin-token';
 
@@ -153,9 +153,13 @@ describe('the dead-letter admin routes', () => {
     const again = await call('POST', '/dlq/replay', { destination: 'crm' });
     expect(again.json).toEqual({ destination: 'crm', matched: 3, replayed: 1, skipped: 2, dryRun: false });
 
-    const records = await readTopicToEnd(kafka, topics.dueRetries);
+    // A replay answers once its last slice is committed, and the broker writes the commit markers
+    // after that: read until crm's three are there. Their replay markers, in the same
+    // transactions, are written with them (one broker writes a transaction's markers together).
+    const crm = ['crm/web/m-1', 'crm/web/m-2', 'crm/web/m-3'];
+    const records = await readTopicToEnd(kafka, topics.dueRetries, { until: keysRead(crm) });
     const deliveries = await Promise.all(records.map(({ message }) => codec.decode<Delivery>('delivery', message.value!)));
-    expect(records.map(({ message }) => message.key?.toString()).sort()).toEqual(['crm/web/m-1', 'crm/web/m-2', 'crm/web/m-3']);
+    expect(records.map(({ message }) => message.key?.toString()).sort()).toEqual(crm);
     for (const delivery of deliveries) expect(delivery).toMatchObject({ attempts: 0, firstAttemptAt: null, lastError: null, lastStatus: null, replays: 1 });
 
     const listed = (await call('GET', '/dlq?destination=crm')).json.deadLetters as Array<Record<string, unknown>>;
@@ -266,7 +270,8 @@ describe('a replay larger than one slice', () => {
     );
     expect(logged).toMatchObject({ slices: 3, replayed: total });
 
-    const records = await readTopicToEnd(kafka, topics.dueRetries, { timeoutMs: 60_000 });
+    // The last slice's commit markers may be written a moment after the answer: read until all are there.
+    const records = await readTopicToEnd(kafka, topics.dueRetries, { timeoutMs: 60_000, until: keysRead(letters.map(({ delivery }) => delivery.deliveryId)) });
     const bulk = records.map(({ message }) => message.key?.toString() ?? '').filter((key) => key.startsWith('bulk/'));
     expect(bulk.length).toBe(total);
     expect(new Set(bulk).size).toBe(total);
