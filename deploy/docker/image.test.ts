@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { repoRoot } from '../local/paths.js';
-import { SERVICE_NODE_ARGS } from '../local/service-env.js';
+import { INGEST_MAX_OLD_SPACE_MB, SERVICE_NODE_ARGS } from '../local/service-env.js';
 import { SERVICES } from '../observability/metrics.js';
 import { execForm, isIgnored, parseCopy, parseDockerfile, parseDockerignore, stagesOf, type Instruction } from './dockerfile.js';
 
@@ -111,7 +111,7 @@ describe('deploy/docker/Dockerfile', () => {
     expect(user).toMatch(/^\d+$/);
     expect(Number(user)).toBeGreaterThan(0);
     expect(execForm(last('ENTRYPOINT', instructions))).toEqual(['/usr/bin/tini', '--']);
-    expect(execForm(last('CMD', instructions))).toEqual(['node', ...SERVICE_NODE_ARGS, 'services/ingest/dist/main.js']);
+    expect(execForm(last('CMD', instructions))).toEqual(['node', ...SERVICE_NODE_ARGS, `--max-old-space-size=${INGEST_MAX_OLD_SPACE_MB}`, 'services/ingest/dist/main.js']);
     expect(runtime?.image).toBe('${NODE_IMAGE}');
     expect(dockerfile.find((i) => i.keyword === 'ARG')?.args).toMatch(/^NODE_IMAGE=node:20-bookworm-slim$/);
   });
