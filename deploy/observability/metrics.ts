@@ -62,6 +62,7 @@ export const TRIBUTARY_METRICS: readonly MetricDefinition[] = [
 
   metric('tributary_retries_released_total', 'counter', ['tier'], ['retry-scheduler']),
   metric('tributary_retries_deferred_total', 'counter', ['tier'], ['retry-scheduler']),
+  metric('tributary_retries_expired_total', 'counter', ['tier'], ['retry-scheduler']),
   metric('tributary_retry_due_lag_seconds', 'histogram', ['tier'], ['retry-scheduler']),
   metric('tributary_retry_oldest_record_age_seconds', 'gauge', ['tier'], ['retry-scheduler']),
   // The tier groups' lag, read from the broker: right even when a tier's consumer is stuck.

@@ -27,5 +27,6 @@ describe('scheduler metrics', () => {
     zeroTierMetrics(metrics, '2h', tierTopic('2h'));
     expect(await exposed(registry, 'tributary_quarantined_total')).toContain('tributary_quarantined_total{topic="t.retry.2h.v1",reason="not_framed"} 0');
     expect(await exposed(registry, 'tributary_retries_released_total')).toContain('tributary_retries_released_total{tier="2h"} 0');
+    expect(await exposed(registry, 'tributary_retries_expired_total')).toContain('tributary_retries_expired_total{tier="2h"} 0');
   });
 });

@@ -18,6 +18,7 @@ export const DUE_LAG_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 
 export interface SchedulerMetrics {
   released: TallyCounter;
   deferred: TallyCounter;
+  expired: TallyCounter;
   dueLag: TallyHistogram;
   deadLetters: TallyCounter;
   transactionFailures: Counter<'tier'>;
@@ -46,6 +47,12 @@ export function createSchedulerMetrics(registry: Registry, tiers: readonly strin
     deferred: new TallyCounter({
       name: 'tributary_retries_deferred_total',
       help: 'Due retry records deferred again up the ladder instead of released, by tier: their destination\'s circuit was open at every dispatcher for at least another second.',
+      labelNames: ['tier'],
+      registry,
+    }),
+    expired: new TallyCounter({
+      name: 'tributary_retries_expired_total',
+      help: 'Retry records dead-lettered as expired instead of released (the next attempt would fall outside the window), by the tier they waited on.',
       labelNames: ['tier'],
       registry,
     }),
@@ -117,6 +124,7 @@ export function zeroTierMetrics(metrics: SchedulerMetrics, tier: string, topic: 
   zeroQuarantineSeries(metrics.quarantined, topic);
   metrics.released.child(tier);
   metrics.deferred.child(tier);
+  metrics.expired.child(tier);
   metrics.transactionFailures.inc({ tier }, 0);
   metrics.unreadable.inc({ tier }, 0);
   metrics.dueLag.child(tier);

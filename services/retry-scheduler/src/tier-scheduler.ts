@@ -157,12 +157,12 @@ export class TierScheduler {
   /** Expired dead letters by destination, logged every EXPIRED_LOG_INTERVAL_MS. */
   private readonly expired: LogTally;
   /** This tier's per-record series, kept: the scheduler moves thousands of records a second. */
-  private readonly series: { dueLag: TallyHistogramChild; released: TallyCounterChild; deferred: TallyCounterChild; expired: TallyCounterChild };
+  private readonly series: { dueLag: TallyHistogramChild; released: TallyCounterChild; deferred: TallyCounterChild; expired: TallyCounterChild; expiredHere: TallyCounterChild };
 
   constructor(private readonly options: TierSchedulerOptions) {
     this.topic = options.topics.retry(options.tier);
     const { metrics, tier } = options;
-    this.series = { dueLag: metrics.dueLag.child(tier), released: metrics.released.child(tier), deferred: metrics.deferred.child(tier), expired: metrics.deadLetters.child('expired') };
+    this.series = { dueLag: metrics.dueLag.child(tier), released: metrics.released.child(tier), deferred: metrics.deferred.child(tier), expired: metrics.deadLetters.child('expired'), expiredHere: metrics.expired.child(tier) };
     this.expired = new LogTally({
       logger: options.logger,
       message: 'retries outside the window: dead letters written',
@@ -446,10 +446,12 @@ export class TierScheduler {
           else this.series.deferred.inc();
           if (deferred === 'dead') {
             this.series.expired.inc();
+            this.series.expiredHere.inc();
             this.expired.count(step.record.delivery.destinationId);
           }
         } else if (step.kind === 'expire') {
           this.series.expired.inc();
+          this.series.expiredHere.inc();
           const { delivery } = step.record;
           this.expired.count(delivery.destinationId);
           logger.debug(
